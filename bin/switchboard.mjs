@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `switchboard` operator command: runs src/cli.ts through tsx (no build step).
+import { register } from 'tsx/esm/api';
+
+register();
+const { main } = await import('../src/cli.ts');
+process.exit(await main(process.argv.slice(2)));

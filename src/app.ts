@@ -1,0 +1,143 @@
+/**
+ * Builds the Fastify application — plugins, hooks, routes — without listening, so tests drive it
+ * with `app.inject()` and the server calls `listen` on the same object.
+ */
+import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import { apiKeyRoutes } from './domains/api-keys/routes.js';
+import { identityRoutes } from './domains/identity/routes.js';
+import { organizationRoutes } from './domains/organizations/routes.js';
+import { systemRoutes } from './domains/system/routes.js';
+import { userRoutes } from './domains/users/routes.js';
+import type { Access } from './http/access.js';
+import { type Authenticator, CSRF_HEADER, installAuthentication, SESSION_COOKIE } from './http/auth.js';
+import { installErrorHandling } from './http/errors.js';
+import { installRequestMetrics } from './http/metrics.js';
+import { ErrorBody } from './http/schemas.js';
+import type { App } from './http/types.js';
+import type { Services } from './platform.js';
+import type { JobQueue } from './queue/queue.js';
+import { VERSION } from './version.js';
+
+export interface AppDependencies {
+  config: Config;
+  logger: FastifyBaseLogger;
+  database: Database;
+  queue: JobQueue;
+  metrics: Registry;
+  authenticator: Authenticator;
+  services: Services;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(deps: AppDependencies): Promise<App> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    // A caller's own X-Request-Id is kept when it is a sane token, so traces join up across services.
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    ajv: {
+      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
+  await app.register(fastifyCookie);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Switchboard API',
+        version: VERSION,
+        description:
+          'Self-hostable, multi-tenant voice AI agent platform. Authenticate with `Authorization: Bearer <API key or JWT>` or the dashboard session cookie (plus `X-CSRF-Token` on state-changing requests).',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A user API key (`sk_…`) or a JWT access token from /api/v1/auth/login.',
+          },
+          cookieAuth: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+        },
+      },
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  installAuthentication(app, deps.authenticator);
+  installErrorHandling(app);
+  installRequestMetrics(app, deps.metrics);
+  app.addHook('onRoute', (route) => {
+    const declared = route.config?.access;
+    if (declared && !route.schema?.hide)
+      route.schema = documentAccess(route.schema ?? {}, declared, route.method);
+  });
+
+  systemRoutes(app, {
+    database: deps.database,
+    queue: deps.queue,
+    metrics: deps.metrics,
+    metricsToken: config.metricsToken,
+    version: VERSION,
+  });
+  identityRoutes(app, deps.services.identity, { secure: config.publicUrl.startsWith('https:') });
+  userRoutes(app, deps.services.identity);
+  apiKeyRoutes(app, deps.services.apiKeys);
+  organizationRoutes(app, deps.services.organizations);
+
+  return app;
+}
+
+/** Adds what a route requires, and the errors that follow from it, to its OpenAPI operation. */
+function documentAccess(schema: FastifySchema, declared: Access, method: string | string[]): FastifySchema {
+  const responses: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
+  const notes: string[] = [];
+  const hasInput = Boolean(schema.body || schema.querystring || schema.params);
+  if (hasInput) responses['422'] ??= { ...ErrorBody, description: 'Validation failed' };
+  if (schema.body) responses['413'] ??= { ...ErrorBody, description: 'Body too large' };
+  if (declared.public) {
+    return { ...schema, security: [], response: responses } as FastifySchema;
+  }
+  const via = declared.via ?? ['api_key', 'jwt', 'cookie'];
+  responses['401'] ??= { ...ErrorBody, description: 'Missing or invalid credentials' };
+  responses['403'] ??= { ...ErrorBody, description: 'Authenticated but not allowed' };
+  if (via.includes('api_key'))
+    responses['429'] ??= { ...ErrorBody, description: 'API key rate limit exceeded' };
+  notes.push(
+    `Accepts: ${via.map((v) => ({ api_key: 'API key', jwt: 'JWT', cookie: 'session cookie' })[v]).join(', ')}.`,
+  );
+  if (declared.role) notes.push(`Requires the ${declared.role} role.`);
+  if (declared.verified) notes.push('Requires a verified email address.');
+  if (declared.area) {
+    const safe = [method].flat().every((m) => m === 'GET' || m === 'HEAD');
+    notes.push(`API keys need \`${declared.area}: ${declared.level ?? (safe ? 'read' : 'read_write')}\`.`);
+  }
+  if (via.includes('cookie')) notes.push(`Cookie-only state-changing requests must send \`${CSRF_HEADER}\`.`);
+  const security: Array<Record<string, string[]>> = [
+    ...(via.includes('api_key') || via.includes('jwt') ? [{ bearerAuth: [] }] : []),
+    ...(via.includes('cookie') ? [{ cookieAuth: [] }] : []),
+  ];
+  const description = [schema.description, notes.join(' ')].filter(Boolean).join('\n\n');
+  return { ...schema, security, description, response: responses } as unknown as FastifySchema;
+}
+
+export type { TypeBoxTypeProvider };

@@ -1,0 +1,141 @@
+/**
+ * `switchboard` (also `npm run cli --`): operator commands. Each opens the same database the server
+ * would (taking the embedded lock, so it refuses to run beside a running embedded server).
+ */
+import { mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { pino } from 'pino';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Database, openDatabase } from './db/client.js';
+import { acquireEmbeddedLock, EmbeddedLockError } from './db/embedded-lock.js';
+import { runMigrations } from './db/migrate.js';
+import { IdentityChanges } from './domains/identity/principal-cache.js';
+import { normalizeEmail } from './domains/identity/service.js';
+import { findUserByEmail, markEmailVerified, setRole } from './domains/identity/store.js';
+import { resolveSecretKey } from './lib/secret-key.js';
+import { createPlatform } from './platform.js';
+
+const USAGE = `Usage: switchboard <command>
+
+Commands:
+  migrate                                  Apply pending database migrations
+  users verify EMAIL                       Mark a user's email address as verified
+  users make-admin EMAIL [--organization ID]
+                                           Give a user the admin role (in every organization they
+                                           belong to, or only in organization ID)
+  openapi                                  Print the OpenAPI document of the API
+`;
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export class UsageError extends Error {}
+
+/** Runs one command against `database` (already open and migrated). Returns the exit code. */
+export async function runCommand(args: string[], database: Database, io: CliIo): Promise<number> {
+  const [command, sub, ...rest] = args;
+  if (command === 'migrate') {
+    const report = await runMigrations(database);
+    io.out(`Applied ${report.applied} migration(s); ${report.total} in total.\n`);
+    return 0;
+  }
+  if (command === 'users' && (sub === 'verify' || sub === 'make-admin')) {
+    const email = rest[0];
+    if (!email) throw new UsageError(`users ${sub} needs an EMAIL`);
+    const user = await findUserByEmail(database.db, normalizeEmail(email));
+    if (!user) {
+      io.err(`No user with email ${email}\n`);
+      return 1;
+    }
+    if (sub === 'verify') {
+      await markEmailVerified(database.db, user.id);
+      io.out(`Verified ${user.email}\n`);
+    } else {
+      const flag = rest.indexOf('--organization');
+      const organizationId = flag >= 0 ? Number(rest[flag + 1]) : undefined;
+      if (organizationId !== undefined && !Number.isInteger(organizationId)) {
+        throw new UsageError('--organization needs a numeric organization id');
+      }
+      const changed = await setRole(database.db, user.id, 'admin', organizationId);
+      if (changed === 0) {
+        io.err(
+          `${user.email} is not a member of ${organizationId === undefined ? 'any organization' : `organization ${organizationId}`}\n`,
+        );
+        return 1;
+      }
+      io.out(`${user.email} is now admin in ${changed} organization(s)\n`);
+    }
+    // A running cluster (DATABASE_URL) drops its cached view of this user at once.
+    await new IdentityChanges(database).userChanged(user.id);
+    return 0;
+  }
+  throw new UsageError(command ? `Unknown command: ${args.join(' ')}` : 'No command given');
+}
+
+/** Prints the OpenAPI document, built from the same route schemas as the server, on a throwaway database. */
+async function printOpenApi(config: Config, io: CliIo): Promise<void> {
+  const database = await openDatabase({ kind: 'memory' });
+  const platform = await createPlatform({
+    config,
+    secretKey: 'openapi-generation-only-not-a-real-secret',
+    database,
+    logger: pino({ level: 'silent' }),
+  });
+  await platform.app.ready();
+  io.out(`${JSON.stringify(platform.app.swagger(), null, 2)}\n`);
+  await platform.stop();
+}
+
+export async function main(
+  argv: string[],
+  io: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) },
+): Promise<number> {
+  try {
+    if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help') {
+      io.out(USAGE);
+      return argv.length === 0 ? 1 : 0;
+    }
+    const config = loadConfig();
+    if (argv[0] === 'openapi') {
+      await printOpenApi(config, io);
+      return 0;
+    }
+    mkdirSync(config.dataDir, { recursive: true });
+    const release = config.databaseUrl ? () => {} : acquireEmbeddedLock(config.dataDir);
+    if (!config.databaseUrl) resolveSecretKey(config);
+    const database = await openDatabase(
+      config.databaseUrl
+        ? { kind: 'server', url: config.databaseUrl, poolSize: 2 }
+        : { kind: 'embedded', dataDir: config.dataDir },
+    );
+    try {
+      if (argv[0] !== 'migrate') await runMigrations(database);
+      return await runCommand(argv, database, io);
+    } finally {
+      await database.close();
+      release();
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof EmbeddedLockError) {
+      io.err(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,311 @@
+/**
+ * The only reader of the environment. Every setting is declared once in `variables` below (name,
+ * default, description, parser); `loadConfig` validates them all at start and reports every bad
+ * value by name, so an operator fixes a broken deployment in one go rather than one error at a time.
+ * The rest of the code receives the typed `Config` object and never looks at `process.env`.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+type Parser<T> = (raw: string) => T;
+
+class InvalidValue extends Error {}
+
+interface Variable<T> {
+  /** Human-readable default for the documentation; `undefined` means "not set". */
+  readonly default: string | undefined;
+  readonly description: string;
+  readonly parse: Parser<T>;
+}
+
+function variable<T>(defaultValue: string | undefined, description: string, parse: Parser<T>): Variable<T> {
+  return { default: defaultValue, description, parse };
+}
+
+const text: Parser<string> = (raw) => raw;
+
+function integer(min: number, max: number): Parser<number> {
+  return (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new InvalidValue(`must be an integer, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new InvalidValue(`must be between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+}
+
+function decimal(min: number): Parser<number> {
+  return (raw) => {
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(value))
+      throw new InvalidValue(`must be a number, got "${raw}"`);
+    if (value < min) throw new InvalidValue(`must be at least ${min}, got ${value}`);
+    return value;
+  };
+}
+
+const boolean: Parser<boolean> = (raw) => {
+  const normalized = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(normalized)) return true;
+  if (['0', 'false', 'no', 'off'].includes(normalized)) return false;
+  throw new InvalidValue(`must be true or false, got "${raw}"`);
+};
+
+function oneOf<const T extends string>(values: readonly T[]): Parser<T> {
+  return (raw) => {
+    if ((values as readonly string[]).includes(raw)) return raw as T;
+    throw new InvalidValue(`must be one of ${values.join(', ')}, got "${raw}"`);
+  };
+}
+
+function url(protocols: readonly string[]): Parser<string> {
+  return (raw) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new InvalidValue('must be an absolute URL');
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new InvalidValue(`must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+    }
+    return raw.replace(/\/+$/, '');
+  };
+}
+
+const httpUrl = url(['http:', 'https:']);
+
+const secretKey: Parser<string> = (raw) => {
+  if (raw.length < 32) throw new InvalidValue('must be at least 32 characters long');
+  return raw;
+};
+
+/** Every environment variable Switchboard reads. `docs/configuration.md` documents each of them. */
+export const variables = {
+  NODE_ENV: variable(
+    'development',
+    '`production` requires SECRET_KEY and refuses private webhook targets by default.',
+    oneOf(['development', 'production', 'test'] as const),
+  ),
+  HOST: variable('127.0.0.1', 'Interface the HTTP server binds to.', text),
+  PORT: variable('8000', 'Port of the HTTP server (0 picks a free one).', integer(0, 65535)),
+  PUBLIC_URL: variable(
+    'http://HOST:PORT',
+    'The https/wss base address that carriers and browsers reach this server at.',
+    httpUrl,
+  ),
+  DATA_DIR: variable(
+    './data',
+    'Embedded database, generated secret key, mail files and the process lock live here.',
+    text,
+  ),
+  DATABASE_URL: variable(
+    undefined,
+    'A PostgreSQL server (postgres://user:pass@host:5432/db). Unset: embedded PostgreSQL under DATA_DIR.',
+    url(['postgres:', 'postgresql:']),
+  ),
+  DATABASE_POOL_SIZE: variable('10', 'Connections per process when DATABASE_URL is set.', integer(1, 200)),
+  SECRET_KEY: variable(
+    undefined,
+    'Signs tokens and encrypts credentials at rest (32+ characters). Unset outside production: generated once into DATA_DIR/secret.key (mode 0600).',
+    secretKey,
+  ),
+  LOG_LEVEL: variable(
+    'info',
+    'fatal, error, warn, info, debug, trace or silent.',
+    oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  ),
+  SMTP_URL: variable(
+    undefined,
+    'smtp:// or smtps:// URL of a mail server. Unset: each mail is written to DATA_DIR/mail/*.eml.',
+    url(['smtp:', 'smtps:']),
+  ),
+  MAIL_FROM: variable('Switchboard <no-reply@switchboard.local>', 'Sender of every mail.', text),
+  TRIAL_CREDITS: variable('10.00', "Credits granted to a user's first organization.", decimal(0)),
+  ACCESS_TOKEN_TTL_MINUTES: variable('30', 'Lifetime of a JWT access token.', integer(1, 24 * 60)),
+  SESSION_TTL_DAYS: variable(
+    '30',
+    'Lifetime of a refresh token and of the dashboard session cookie.',
+    integer(1, 365),
+  ),
+  BODY_LIMIT_BYTES: variable(
+    '1048576',
+    'Largest accepted request body; larger ones get 413.',
+    integer(1024, 1 << 30),
+  ),
+  ALLOW_PRIVATE_TARGETS: variable(
+    'true when embedded, false otherwise',
+    'Allow loopback and private addresses as webhook, tool and media URLs.',
+    boolean,
+  ),
+  METRICS_TOKEN: variable(
+    undefined,
+    'When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`.',
+    text,
+  ),
+  WORKERS_ENABLED: variable('true', 'Run job-queue workers in this process (false: API only).', boolean),
+  SHUTDOWN_TIMEOUT_MS: variable(
+    '15000',
+    'How long a stop waits for running jobs and requests before closing the database.',
+    integer(0, 600_000),
+  ),
+  PRICE_CALL_PER_MINUTE: variable('0.05', 'Call price, billed per started second.', decimal(0)),
+  PRICE_SMS_SEGMENT: variable('0.0075', 'Price of one SMS segment.', decimal(0)),
+  CARRIER_A_BASE_URL: variable('https://api.twilio.com', 'REST API of carrier_a.', httpUrl),
+  CARRIER_B_BASE_URL: variable('https://api.telnyx.com', 'Call-control API of carrier_b.', httpUrl),
+  CARRIER_C_BASE_URL: variable('https://api.nexmo.com', 'Voice and messaging API of carrier_c.', httpUrl),
+  LAMBDA_ENDPOINT_URL: variable(
+    undefined,
+    'Cloud function API endpoint override (unset: the public endpoint of the region).',
+    httpUrl,
+  ),
+  LLM_A_BASE_URL: variable('https://api.openai.com/v1', 'Language model vendor llm_a.', httpUrl),
+  LLM_B_BASE_URL: variable('https://api.anthropic.com/v1', 'Language model vendor llm_b.', httpUrl),
+  LLM_C_BASE_URL: variable(
+    'https://generativelanguage.googleapis.com/v1beta/openai',
+    'Language model vendor llm_c.',
+    httpUrl,
+  ),
+  LLM_D_BASE_URL: variable('https://api.groq.com/openai/v1', 'Language model vendor llm_d.', httpUrl),
+  LLM_E_BASE_URL: variable('https://api.deepseek.com/v1', 'Language model vendor llm_e.', httpUrl),
+  STT_BASE_URL: variable('https://api.deepgram.com', 'Speech-to-text vendor stt_a.', httpUrl),
+  TTS_A_BASE_URL: variable('https://api.elevenlabs.io', 'Text-to-speech vendor tts_a.', httpUrl),
+  TTS_B_BASE_URL: variable('https://api.openai.com/v1', 'Text-to-speech vendor tts_b.', httpUrl),
+  TTS_C_BASE_URL: variable('https://texttospeech.googleapis.com', 'Text-to-speech vendor tts_c.', httpUrl),
+  TTS_D_BASE_URL: variable('https://f.cluster.resemble.ai', 'Text-to-speech vendor tts_d.', httpUrl),
+} as const;
+
+export type VariableName = keyof typeof variables;
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ProviderUrls {
+  carrierA: string;
+  carrierB: string;
+  carrierC: string;
+  lambda: string | undefined;
+  llm: { llm_a: string; llm_b: string; llm_c: string; llm_d: string; llm_e: string };
+  stt: string;
+  tts: { tts_a: string; tts_b: string; tts_c: string; tts_d: string };
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  /** Undefined until `resolveSecretKey` fills it from DATA_DIR; required in production. */
+  secretKey: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  trialCredits: number;
+  accessTokenTtlSeconds: number;
+  sessionTtlSeconds: number;
+  bodyLimitBytes: number;
+  allowPrivateTargets: boolean;
+  metricsToken: string | undefined;
+  workersEnabled: boolean;
+  shutdownTimeoutMs: number;
+  prices: { callPerMinute: number; smsSegment: number };
+  providers: ProviderUrls;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Validates the environment and returns the typed configuration. Throws `ConfigError` naming
+ * every bad variable. `env` defaults to the process environment, after reading `./.env` if present.
+ */
+export function loadConfig(env: Env = readProcessEnv()): Config {
+  const problems: string[] = [];
+  function read<N extends VariableName>(name: N): ReturnType<(typeof variables)[N]['parse']> | undefined {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    try {
+      return variables[name].parse(raw) as ReturnType<(typeof variables)[N]['parse']>;
+    } catch (error) {
+      problems.push(`${name} ${error instanceof InvalidValue ? error.message : 'is invalid'}`);
+      return undefined;
+    }
+  }
+  function readOr<N extends VariableName>(name: N): ReturnType<(typeof variables)[N]['parse']> {
+    const value = read(name);
+    if (value !== undefined) return value;
+    return variables[name].parse(variables[name].default as string) as ReturnType<
+      (typeof variables)[N]['parse']
+    >;
+  }
+
+  const nodeEnv = readOr('NODE_ENV');
+  const host = readOr('HOST');
+  const port = readOr('PORT');
+  const databaseUrl = read('DATABASE_URL');
+  const secret = read('SECRET_KEY');
+  if (nodeEnv === 'production' && env.SECRET_KEY === undefined) {
+    problems.push('SECRET_KEY is required when NODE_ENV=production');
+  }
+  const embedded = databaseUrl === undefined;
+
+  const config: Config = {
+    env: nodeEnv,
+    host,
+    port,
+    publicUrl: read('PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    dataDir: path.resolve(readOr('DATA_DIR')),
+    databaseUrl,
+    databasePoolSize: readOr('DATABASE_POOL_SIZE'),
+    secretKey: secret,
+    logLevel: readOr('LOG_LEVEL'),
+    smtpUrl: read('SMTP_URL'),
+    mailFrom: readOr('MAIL_FROM'),
+    trialCredits: readOr('TRIAL_CREDITS'),
+    accessTokenTtlSeconds: readOr('ACCESS_TOKEN_TTL_MINUTES') * 60,
+    sessionTtlSeconds: readOr('SESSION_TTL_DAYS') * 86_400,
+    bodyLimitBytes: readOr('BODY_LIMIT_BYTES'),
+    allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS') ?? (embedded && nodeEnv !== 'production'),
+    metricsToken: read('METRICS_TOKEN'),
+    workersEnabled: readOr('WORKERS_ENABLED'),
+    shutdownTimeoutMs: readOr('SHUTDOWN_TIMEOUT_MS'),
+    prices: { callPerMinute: readOr('PRICE_CALL_PER_MINUTE'), smsSegment: readOr('PRICE_SMS_SEGMENT') },
+    providers: {
+      carrierA: readOr('CARRIER_A_BASE_URL'),
+      carrierB: readOr('CARRIER_B_BASE_URL'),
+      carrierC: readOr('CARRIER_C_BASE_URL'),
+      lambda: read('LAMBDA_ENDPOINT_URL'),
+      llm: {
+        llm_a: readOr('LLM_A_BASE_URL'),
+        llm_b: readOr('LLM_B_BASE_URL'),
+        llm_c: readOr('LLM_C_BASE_URL'),
+        llm_d: readOr('LLM_D_BASE_URL'),
+        llm_e: readOr('LLM_E_BASE_URL'),
+      },
+      stt: readOr('STT_BASE_URL'),
+      tts: {
+        tts_a: readOr('TTS_A_BASE_URL'),
+        tts_b: readOr('TTS_B_BASE_URL'),
+        tts_c: readOr('TTS_C_BASE_URL'),
+        tts_d: readOr('TTS_D_BASE_URL'),
+      },
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Reads `./.env` (if any) into the process environment without overriding what is already set. */
+function readProcessEnv(): Env {
+  const file = path.resolve('.env');
+  if (existsSync(file)) {
+    const before = { ...process.env };
+    process.loadEnvFile(file);
+    Object.assign(process.env, before);
+  }
+  return process.env;
+}

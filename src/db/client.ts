@@ -1,0 +1,158 @@
+/**
+ * One factory for the database: embedded PostgreSQL (PGlite) under DATA_DIR, or a `pg` pool for
+ * DATABASE_URL. Both give the same Drizzle API over the same schema, a raw `executeSql` for pg-boss
+ * and operations, and LISTEN/NOTIFY for telling other processes of a cluster that something changed.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Anything a store can run queries on: the database itself or an open transaction. */
+export type Executor = Db | Tx;
+
+export interface SqlResult {
+  rows: Record<string, unknown>[];
+}
+
+export interface Database {
+  readonly kind: 'embedded' | 'server';
+  readonly db: Db;
+  /** Raw SQL. Without values a text may hold several statements. */
+  executeSql(text: string, values?: unknown[]): Promise<SqlResult>;
+  /** Calls `handler` with the payload of every NOTIFY on `channel`, from any process. */
+  listen(channel: string, handler: (payload: string) => void): Promise<void>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** Runs `work` while holding a session-level advisory lock (cluster-wide on a server). */
+  withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T>;
+  /** Embedded only: the whole data directory as a tarball (test templates are cloned from it). */
+  dumpDataDir?(): Promise<Blob>;
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget =
+  | { kind: 'embedded'; dataDir: string }
+  | { kind: 'memory'; loadDataDir?: Blob }
+  | { kind: 'server'; url: string; poolSize: number };
+
+// Both drivers must hand back the same JS types: `int8` and `numeric` as strings would leak into
+// responses differently per driver, so counts are cast to int in SQL and money read as numbers.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
+
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target.kind === 'server') return openServer(target.url, target.poolSize);
+  if (target.kind === 'memory') return wrapPglite(await PGlite.create({ loadDataDir: target.loadDataDir }));
+  const dataDir = path.join(target.dataDir, 'pgdata');
+  mkdirSync(dataDir, { recursive: true });
+  return wrapPglite(await PGlite.create({ dataDir }), 'embedded');
+}
+
+function wrapPglite(client: PGlite, kind: 'embedded' = 'embedded'): Database {
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind,
+    db,
+    async executeSql(text, values) {
+      if (!values || values.length === 0) {
+        const results = await client.exec(text);
+        return { rows: (results.at(-1)?.rows ?? []) as Record<string, unknown>[] };
+      }
+      const result = await client.query<Record<string, unknown>>(text, values);
+      return { rows: result.rows };
+    },
+    async listen(channel, handler) {
+      await client.listen(channel, handler);
+    },
+    async notify(channel, payload) {
+      await client.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    // One process owns an embedded database (see embedded-lock.ts), so there is nobody to exclude.
+    withAdvisoryLock: (_lockId, work) => work(),
+    dumpDataDir: async () => (await client.dumpDataDir('none')) as Blob,
+    async close() {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+function openServer(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client that loses its connection emits here; without a listener the process would crash.
+  pool.on('error', () => {});
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  let listener: pg.Client | undefined;
+  const handlers = new Map<string, Array<(payload: string) => void>>();
+
+  async function connectListener(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => {
+      // Reconnect and re-subscribe; a notification sent while disconnected is lost, which callers
+      // tolerate (their caches also expire on their own).
+      listener = undefined;
+      setTimeout(() => void ensureListener().catch(() => {}), 1000).unref();
+    });
+    client.on('notification', (message) => {
+      for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? '');
+    });
+    await client.connect();
+    for (const channel of handlers.keys()) await client.query(`LISTEN "${channel}"`);
+    return client;
+  }
+  async function ensureListener(): Promise<pg.Client> {
+    listener ??= await connectListener();
+    return listener;
+  }
+
+  return {
+    kind: 'server',
+    db,
+    async executeSql(text, values) {
+      const result = await pool.query(text, values && values.length > 0 ? values : undefined);
+      // A multi-statement text answers an array of results; the last one is the answer.
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
+    },
+    async listen(channel, handler) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`Invalid channel name ${channel}`);
+      const known = handlers.get(channel);
+      if (known) {
+        known.push(handler);
+        return;
+      }
+      handlers.set(channel, [handler]);
+      const client = await ensureListener();
+      await client.query(`LISTEN "${channel}"`);
+    },
+    async notify(channel, payload) {
+      await pool.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    async withAdvisoryLock(lockId, work) {
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock($1)', [lockId]);
+        try {
+          return await work();
+        } finally {
+          await client.query('select pg_advisory_unlock($1)', [lockId]);
+        }
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      const client = listener;
+      listener = undefined;
+      client?.removeAllListeners('error');
+      await client?.end().catch(() => {});
+      await pool.end();
+    },
+  };
+}

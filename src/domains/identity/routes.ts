@@ -1,0 +1,188 @@
+/** /api/v1/auth: register, verify email, login, refresh, logout, switch organization. */
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf, SESSION_COOKIE } from '../../http/auth.js';
+import { MessageBody } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { IdentityService, SignedIn } from './service.js';
+import { TokenBody, tokenView, UserOut, userView } from './views.js';
+
+const Email = Type.String({ format: 'email', maxLength: 254 });
+const Password = Type.String({ minLength: 8, maxLength: 256 });
+const Name = Type.String({ minLength: 1, maxLength: 100 });
+const tags = ['auth'];
+
+export function identityRoutes(app: App, identity: IdentityService, cookie: { secure: boolean }): void {
+  function sendSignedIn(reply: FastifyReply, signedIn: SignedIn, status = 200) {
+    if (signedIn.session.cookieToken) {
+      reply.setCookie(SESSION_COOKIE, signedIn.session.cookieToken, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: cookie.secure,
+        path: '/',
+        expires: signedIn.session.sessionExpiresAt,
+      });
+    }
+    return reply.code(status).send(tokenView(signedIn));
+  }
+
+  app.post(
+    '/api/v1/auth/register',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'Create an account and its first organization',
+        body: Type.Object({
+          email: Email,
+          password: Password,
+          first_name: Name,
+          last_name: Name,
+          organization_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        }),
+        response: { 201: TokenBody },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const signedIn = await identity.register(
+        {
+          email: body.email,
+          password: body.password,
+          firstName: body.first_name,
+          lastName: body.last_name,
+          organizationName: body.organization_name,
+        },
+        request.headers['user-agent'] ?? null,
+      );
+      return sendSignedIn(reply, signedIn, 201);
+    },
+  );
+
+  const VerifyEmailOut = Type.Object({ message: Type.String(), user: UserOut });
+  const verifyToken = Type.String({ minLength: 1, maxLength: 200 });
+
+  app.post(
+    '/api/v1/auth/verify-email',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'Confirm an email address with the token from the verification mail',
+        body: Type.Object({ token: verifyToken }),
+        response: { 200: VerifyEmailOut },
+      },
+    },
+    async (request) => ({
+      message: 'Email verified',
+      user: userView(await identity.verifyEmail(request.body.token)),
+    }),
+  );
+
+  app.get(
+    '/api/v1/auth/verify-email',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'Confirm an email address by opening the link in the verification mail',
+        querystring: Type.Object({ token: verifyToken }),
+        response: { 200: VerifyEmailOut },
+      },
+    },
+    async (request) => ({
+      message: 'Email verified',
+      user: userView(await identity.verifyEmail(request.query.token)),
+    }),
+  );
+
+  app.post(
+    '/api/v1/auth/resend-verification',
+    {
+      config: { access: access.user },
+      schema: { tags, summary: 'Send a new verification mail', response: { 200: MessageBody } },
+    },
+    async (request) => {
+      await identity.resendVerification(principalOf(request));
+      return { message: 'Verification mail sent' };
+    },
+  );
+
+  app.post(
+    '/api/v1/auth/login',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'Sign in: access token, refresh token, and the dashboard session cookie',
+        body: Type.Object({
+          email: Type.String({ minLength: 1, maxLength: 254 }),
+          password: Type.String({ minLength: 1, maxLength: 256 }),
+          organization_id: Type.Optional(Type.Integer({ minimum: 1 })),
+        }),
+        response: { 200: TokenBody },
+      },
+    },
+    async (request, reply) => {
+      const signedIn = await identity.login(
+        {
+          email: request.body.email,
+          password: request.body.password,
+          organizationId: request.body.organization_id,
+        },
+        request.headers['user-agent'] ?? null,
+      );
+      return sendSignedIn(reply, signedIn);
+    },
+  );
+
+  app.post(
+    '/api/v1/auth/refresh',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'Exchange a refresh token for new tokens (the refresh token rotates)',
+        body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: TokenBody },
+      },
+    },
+    async (request, reply) => sendSignedIn(reply, await identity.refresh(request.body.refresh_token)),
+  );
+
+  app.post(
+    '/api/v1/auth/logout',
+    {
+      config: { access: access.user },
+      schema: {
+        tags,
+        summary: 'End the current session (its tokens and cookie)',
+        response: { 200: MessageBody },
+      },
+    },
+    async (request, reply) => {
+      await identity.logout(principalOf(request));
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return { message: 'Logged out' };
+    },
+  );
+
+  app.post(
+    '/api/v1/auth/switch-organization',
+    {
+      config: { access: access.user },
+      schema: {
+        tags,
+        summary: 'Move the current session to another organization of the user',
+        body: Type.Object({ organization_id: Type.Integer({ minimum: 1 }) }),
+        response: { 200: TokenBody },
+      },
+    },
+    async (request, reply) =>
+      sendSignedIn(
+        reply,
+        await identity.switchOrganization(principalOf(request), request.body.organization_id),
+      ),
+  );
+}

@@ -1,0 +1,320 @@
+/**
+ * Identity: sign-up, email verification, login sessions (JWT access token + rotating refresh token +
+ * dashboard cookie with its CSRF token), refresh, logout and switching organization.
+ */
+import type { Db, Executor } from '../../db/client.js';
+import type { Principal, Role } from '../../http/access.js';
+import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../http/errors.js';
+import { randomBase62, randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
+import type { Mailer } from '../../lib/mail.js';
+import { hashPassword, verifyPassword } from '../../lib/passwords.js';
+import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
+import type { AccessTokens } from './access-tokens.js';
+import { splitSessionToken } from './authenticator.js';
+import type { IdentityChanges } from './principal-cache.js';
+import * as store from './store.js';
+
+const VERIFY_EMAIL_TTL_MS = 48 * 60 * 60 * 1000;
+
+export interface IdentityConfig {
+  publicUrl: string;
+  sessionTtlSeconds: number;
+}
+
+export interface IssuedSession {
+  accessToken: string;
+  expiresIn: number;
+  refreshToken: string;
+  /** Value of the dashboard session cookie; only on a new session. */
+  cookieToken?: string;
+  /** Echoed in `X-CSRF-Token` by cookie-authenticated requests; only on a new session. */
+  csrfToken?: string;
+  sessionExpiresAt: Date;
+}
+
+export interface SignedIn {
+  user: store.UserRow;
+  organization: { id: number; name: string; slug: string };
+  role: Role;
+  session: IssuedSession;
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return base || 'org';
+}
+
+export class IdentityService {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      queue: JobQueue;
+      tokens: AccessTokens;
+      mailer: Mailer;
+      changes: IdentityChanges;
+      config: IdentityConfig;
+    },
+  ) {}
+
+  async register(
+    input: {
+      email: string;
+      password: string;
+      firstName: string;
+      lastName: string;
+      organizationName?: string;
+    },
+    userAgent: string | null,
+  ): Promise<SignedIn> {
+    const email = normalizeEmail(input.email);
+    const passwordHash = await hashPassword(input.password);
+    return this.deps.queue.transaction(async (tx, jobs) => {
+      const user = await store.insertUser(tx, {
+        email,
+        passwordHash,
+        firstName: input.firstName.trim(),
+        lastName: input.lastName.trim(),
+      });
+      if (!user) throw new AppError(409, 'An account with this email already exists');
+      const name =
+        input.organizationName?.trim() || `${user.firstName || email.split('@')[0]}'s organization`;
+      const organization = await this.createOrganization(tx, { name });
+      await store.insertMembership(tx, user.id, organization.id, 'admin');
+      await store.setLastOrganization(tx, user.id, organization.id);
+      await this.#sendVerification(tx, jobs, user);
+      const session = await this.#openSession(tx, user.id, organization.id, 'admin', userAgent);
+      return { user, organization, role: 'admin', session };
+    });
+  }
+
+  /**
+   * Creates an organization with a unique slug (the given one, or one derived from the name).
+   * Returns undefined for a taken explicit slug so that the caller can answer 409.
+   */
+  async createOrganization(
+    ex: Executor,
+    values: { name: string; slug?: string; description?: string | null; domain?: string | null },
+  ): Promise<store.OrganizationRow> {
+    if (values.slug) {
+      const row = await store.insertOrganization(ex, { ...values, slug: values.slug });
+      if (!row) throw new AppError(409, 'An organization with this slug already exists');
+      return row;
+    }
+    for (;;) {
+      const slug = `${slugify(values.name)}-${randomBase62(6).toLowerCase()}`;
+      const row = await store.insertOrganization(ex, { ...values, slug });
+      if (row) return row;
+    }
+  }
+
+  async verifyEmail(token: string): Promise<store.UserRow> {
+    const user = await this.deps.db.transaction(async (tx) => {
+      const userId = await store.consumeEmailToken(tx, sha256Hex(token), 'verify_email');
+      if (userId === undefined) throw badRequest('Invalid or expired verification token');
+      await store.markEmailVerified(tx, userId);
+      return store.findUserById(tx, userId);
+    });
+    if (!user) throw badRequest('Invalid or expired verification token');
+    await this.deps.changes.userChanged(user.id);
+    return user;
+  }
+
+  async resendVerification(principal: Principal): Promise<void> {
+    await this.deps.queue.transaction(async (tx, jobs) => {
+      const user = await store.findUserById(tx, principal.user.id);
+      if (!user) throw unauthorized();
+      if (user.emailVerifiedAt) throw badRequest('Email address is already verified');
+      await this.#sendVerification(tx, jobs, user);
+    });
+  }
+
+  async login(
+    input: { email: string; password: string; organizationId?: number },
+    userAgent: string | null,
+  ): Promise<SignedIn> {
+    const user = await store.findUserByEmail(this.deps.db, normalizeEmail(input.email));
+    // Always spend one scrypt, so the answer time does not tell whether the email exists.
+    const valid = await verifyPassword(input.password, user?.passwordHash ?? null);
+    if (!user || !valid) throw unauthorized('Incorrect email or password');
+    const membership = await this.#chooseMembership(user, input.organizationId);
+    return this.deps.db.transaction(async (tx) => {
+      await store.setLastOrganization(tx, user.id, membership.organizationId);
+      const session = await this.#openSession(
+        tx,
+        user.id,
+        membership.organizationId,
+        membership.role,
+        userAgent,
+      );
+      return { user, organization: organizationOf(membership), role: membership.role, session };
+    });
+  }
+
+  /**
+   * Exchanges a refresh token for a new access token and a new refresh token. Presenting a refresh
+   * token that was already exchanged means it was copied: the whole session ends.
+   */
+  async refresh(refreshToken: string): Promise<SignedIn> {
+    const parts = splitSessionToken(refreshToken);
+    if (!parts) throw unauthorized('Invalid refresh token');
+    const session = await store.findLiveSession(this.deps.db, parts.sessionId);
+    if (!session) throw unauthorized('Invalid refresh token');
+    const presentedHash = sha256Hex(parts.secret);
+    if (!safeEqual(presentedHash, session.refreshTokenHash)) {
+      await store.revokeSession(this.deps.db, session.id);
+      await this.deps.changes.userChanged(session.userId);
+      throw unauthorized('Refresh token already used; the session has been ended');
+    }
+    const user = await store.findUserById(this.deps.db, session.userId);
+    const membership = user && (await store.findMembership(this.deps.db, user.id, session.organizationId));
+    if (!user || !membership) throw unauthorized('Invalid refresh token');
+    const secret = randomToken(32);
+    const rotated = await store.rotateRefreshToken(this.deps.db, session.id, presentedHash, {
+      refreshTokenHash: sha256Hex(secret),
+    });
+    if (!rotated) throw unauthorized('Refresh token already used');
+    return {
+      user,
+      organization: organizationOf(membership),
+      role: membership.role,
+      session: await this.#issue(
+        session.id,
+        user.id,
+        membership,
+        `${session.id}.${secret}`,
+        session.expiresAt,
+      ),
+    };
+  }
+
+  async logout(principal: Principal): Promise<void> {
+    if (principal.sessionId) await store.revokeSession(this.deps.db, principal.sessionId);
+    await this.deps.changes.userChanged(principal.user.id);
+  }
+
+  /** Moves the caller's session to another organization they belong to. */
+  async switchOrganization(principal: Principal, organizationId: number): Promise<SignedIn> {
+    const sessionId = principal.sessionId;
+    if (!sessionId) throw forbidden('Only a signed-in session can switch organization');
+    const user = await store.findUserById(this.deps.db, principal.user.id);
+    const membership = user && (await store.findMembership(this.deps.db, user.id, organizationId));
+    if (!user || !membership) throw notFound('Organization not found');
+    const secret = randomToken(32);
+    const session = await this.deps.db.transaction(async (tx) => {
+      const live = await store.findLiveSession(tx, sessionId);
+      if (!live) throw unauthorized('Session expired');
+      await store.rotateRefreshToken(tx, sessionId, live.refreshTokenHash, {
+        refreshTokenHash: sha256Hex(secret),
+        organizationId,
+      });
+      await store.setLastOrganization(tx, user.id, organizationId);
+      return live;
+    });
+    await this.deps.changes.userChanged(user.id);
+    return {
+      user,
+      organization: organizationOf(membership),
+      role: membership.role,
+      session: await this.#issue(sessionId, user.id, membership, `${sessionId}.${secret}`, session.expiresAt),
+    };
+  }
+
+  async profile(principal: Principal) {
+    const user = await store.findUserById(this.deps.db, principal.user.id);
+    if (!user) throw unauthorized();
+    const memberships = await store.listMemberships(this.deps.db, user.id);
+    return { user, memberships };
+  }
+
+  async #chooseMembership(user: store.UserRow, organizationId: number | undefined) {
+    if (organizationId !== undefined) {
+      const membership = await store.findMembership(this.deps.db, user.id, organizationId);
+      if (!membership) throw forbidden('You are not a member of this organization');
+      return membership;
+    }
+    const memberships = await store.listMemberships(this.deps.db, user.id);
+    const chosen = memberships.find((m) => m.organizationId === user.lastOrganizationId) ?? memberships[0];
+    if (!chosen) throw forbidden('This account does not belong to any organization');
+    return chosen;
+  }
+
+  async #sendVerification(ex: Executor, jobs: JobEnqueuer, user: store.UserRow): Promise<void> {
+    const token = randomToken(32);
+    await store.insertEmailToken(ex, {
+      userId: user.id,
+      purpose: 'verify_email',
+      tokenHash: sha256Hex(token),
+      expiresAt: new Date(Date.now() + VERIFY_EMAIL_TTL_MS),
+    });
+    const link = `${this.deps.config.publicUrl}/api/v1/auth/verify-email?token=${token}`;
+    await this.deps.mailer.queue(jobs, {
+      to: user.email,
+      subject: 'Verify your Switchboard email address',
+      text:
+        `Hello ${user.firstName || user.email},\n\n` +
+        `Confirm your email address by opening this link within 48 hours:\n\n${link}\n\n` +
+        `Or send this token to POST /api/v1/auth/verify-email:\n\n${token}\n\n` +
+        'If you did not create a Switchboard account, ignore this mail.\n',
+    });
+  }
+
+  async #openSession(
+    ex: Executor,
+    userId: number,
+    organizationId: number,
+    role: Role,
+    userAgent: string | null,
+  ): Promise<IssuedSession> {
+    const refreshSecret = randomToken(32);
+    const cookieSecret = randomToken(32);
+    const csrfToken = randomToken(24);
+    const expiresAt = new Date(Date.now() + this.deps.config.sessionTtlSeconds * 1000);
+    const session = await store.insertSession(ex, {
+      userId,
+      organizationId,
+      refreshTokenHash: sha256Hex(refreshSecret),
+      cookieTokenHash: sha256Hex(cookieSecret),
+      csrfTokenHash: sha256Hex(csrfToken),
+      expiresAt,
+      userAgent: userAgent?.slice(0, 500) ?? null,
+    });
+    const issued = await this.#issue(
+      session.id,
+      userId,
+      { organizationId, role },
+      `${session.id}.${refreshSecret}`,
+      expiresAt,
+    );
+    return { ...issued, cookieToken: `${session.id}.${cookieSecret}`, csrfToken };
+  }
+
+  async #issue(
+    sessionId: string,
+    userId: number,
+    membership: { organizationId: number; role: Role },
+    refreshToken: string,
+    sessionExpiresAt: Date,
+  ): Promise<IssuedSession> {
+    const accessToken = await this.deps.tokens.issue({
+      userId,
+      organizationId: membership.organizationId,
+      role: membership.role,
+      sessionId,
+    });
+    return { accessToken, expiresIn: this.deps.tokens.ttlSeconds, refreshToken, sessionExpiresAt };
+  }
+}
+
+function organizationOf(membership: store.MembershipView) {
+  return { id: membership.organizationId, name: membership.name, slug: membership.slug };
+}

@@ -1,0 +1,264 @@
+/** SQL of the identity domain: users, organizations, memberships, login sessions, mailed tokens. */
+import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { authSessions, emailTokens, memberships, organizations, users } from '../../db/schema/index.js';
+import type { Role } from '../../http/access.js';
+
+export type UserRow = typeof users.$inferSelect;
+export type OrganizationRow = typeof organizations.$inferSelect;
+export type SessionRow = typeof authSessions.$inferSelect;
+
+export async function findUserByEmail(ex: Executor, email: string): Promise<UserRow | undefined> {
+  const [row] = await ex.select().from(users).where(eq(users.email, email)).limit(1);
+  return row;
+}
+
+export async function findUserById(ex: Executor, id: number): Promise<UserRow | undefined> {
+  const [row] = await ex.select().from(users).where(eq(users.id, id)).limit(1);
+  return row;
+}
+
+/** Inserts a user; undefined when the email is taken (the unique index decides, race-free). */
+export async function insertUser(
+  ex: Executor,
+  values: { email: string; passwordHash: string | null; firstName: string; lastName: string },
+): Promise<UserRow | undefined> {
+  const [row] = await ex
+    .insert(users)
+    .values(values)
+    .onConflictDoNothing({ target: users.email })
+    .returning();
+  return row;
+}
+
+export async function setLastOrganization(
+  ex: Executor,
+  userId: number,
+  organizationId: number,
+): Promise<void> {
+  await ex.update(users).set({ lastOrganizationId: organizationId }).where(eq(users.id, userId));
+}
+
+export async function markEmailVerified(ex: Executor, userId: number): Promise<void> {
+  await ex
+    .update(users)
+    .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, now())`, updatedAt: sql`now()` })
+    .where(eq(users.id, userId));
+}
+
+export async function insertOrganization(
+  ex: Executor,
+  values: { name: string; slug: string; description?: string | null; domain?: string | null },
+): Promise<OrganizationRow | undefined> {
+  const [row] = await ex
+    .insert(organizations)
+    .values(values)
+    .onConflictDoNothing({ target: organizations.slug })
+    .returning();
+  return row;
+}
+
+export async function insertMembership(ex: Executor, userId: number, organizationId: number, role: Role) {
+  await ex.insert(memberships).values({ userId, organizationId, role });
+}
+
+export interface MembershipView {
+  organizationId: number;
+  name: string;
+  slug: string;
+  role: Role;
+}
+
+export async function listMemberships(ex: Executor, userId: number): Promise<MembershipView[]> {
+  return ex
+    .select({
+      organizationId: organizations.id,
+      name: organizations.name,
+      slug: organizations.slug,
+      role: memberships.role,
+    })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(asc(organizations.id));
+}
+
+export async function findMembership(
+  ex: Executor,
+  userId: number,
+  organizationId: number,
+): Promise<MembershipView | undefined> {
+  const [row] = await ex
+    .select({
+      organizationId: organizations.id,
+      name: organizations.name,
+      slug: organizations.slug,
+      role: memberships.role,
+    })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(and(eq(memberships.userId, userId), eq(memberships.organizationId, organizationId)))
+    .limit(1);
+  return row;
+}
+
+export async function insertSession(
+  ex: Executor,
+  values: {
+    userId: number;
+    organizationId: number;
+    refreshTokenHash: string;
+    cookieTokenHash: string;
+    csrfTokenHash: string;
+    expiresAt: Date;
+    userAgent: string | null;
+  },
+): Promise<SessionRow> {
+  const [row] = await ex.insert(authSessions).values(values).returning();
+  return row!;
+}
+
+export async function findLiveSession(ex: Executor, id: string): Promise<SessionRow | undefined> {
+  const [row] = await ex
+    .select()
+    .from(authSessions)
+    .where(
+      and(eq(authSessions.id, id), isNull(authSessions.revokedAt), gt(authSessions.expiresAt, sql`now()`)),
+    )
+    .limit(1);
+  return row;
+}
+
+/**
+ * Replaces the refresh token hash only if it is still `expectedHash`: of two concurrent refreshes
+ * with one token, exactly one wins.
+ */
+export async function rotateRefreshToken(
+  ex: Executor,
+  id: string,
+  expectedHash: string,
+  values: { refreshTokenHash: string; organizationId?: number },
+): Promise<boolean> {
+  const rows = await ex
+    .update(authSessions)
+    .set({ ...values, lastRefreshedAt: sql`now()` })
+    .where(
+      and(
+        eq(authSessions.id, id),
+        eq(authSessions.refreshTokenHash, expectedHash),
+        isNull(authSessions.revokedAt),
+      ),
+    )
+    .returning({ id: authSessions.id });
+  return rows.length === 1;
+}
+
+export async function revokeSession(ex: Executor, id: string): Promise<void> {
+  await ex
+    .update(authSessions)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(authSessions.id, id), isNull(authSessions.revokedAt)));
+}
+
+export async function insertEmailToken(
+  ex: Executor,
+  values: { userId: number; purpose: 'verify_email'; tokenHash: string; expiresAt: Date },
+): Promise<void> {
+  await ex.insert(emailTokens).values(values);
+}
+
+/** Marks an unused, unexpired token used and returns its user; undefined when there is none. */
+export async function consumeEmailToken(
+  ex: Executor,
+  tokenHash: string,
+  purpose: 'verify_email',
+): Promise<number | undefined> {
+  const [row] = await ex
+    .update(emailTokens)
+    .set({ usedAt: sql`now()` })
+    .where(
+      and(
+        eq(emailTokens.tokenHash, tokenHash),
+        eq(emailTokens.purpose, purpose),
+        isNull(emailTokens.usedAt),
+        gt(emailTokens.expiresAt, sql`now()`),
+      ),
+    )
+    .returning({ userId: emailTokens.userId });
+  return row?.userId;
+}
+
+export interface PrincipalRow {
+  userId: number;
+  email: string;
+  firstName: string;
+  lastName: string;
+  emailVerifiedAt: Date | null;
+  role: Role;
+}
+
+const principalColumns = {
+  userId: users.id,
+  email: users.email,
+  firstName: users.firstName,
+  lastName: users.lastName,
+  emailVerifiedAt: users.emailVerifiedAt,
+  role: memberships.role,
+};
+
+/** The user and their current role in `organizationId`, if the session is live and they are a member. */
+export async function loadSessionPrincipal(
+  ex: Executor,
+  sessionId: string,
+  organizationId: number | null,
+): Promise<
+  (PrincipalRow & { organizationId: number; cookieTokenHash: string; csrfTokenHash: string }) | undefined
+> {
+  const [row] = await ex
+    .select({
+      ...principalColumns,
+      organizationId: memberships.organizationId,
+      cookieTokenHash: authSessions.cookieTokenHash,
+      csrfTokenHash: authSessions.csrfTokenHash,
+    })
+    .from(authSessions)
+    .innerJoin(users, eq(users.id, authSessions.userId))
+    .innerJoin(
+      memberships,
+      and(
+        eq(memberships.userId, authSessions.userId),
+        eq(memberships.organizationId, organizationId ?? authSessions.organizationId),
+      ),
+    )
+    .where(
+      and(
+        eq(authSessions.id, sessionId),
+        isNull(authSessions.revokedAt),
+        gt(authSessions.expiresAt, sql`now()`),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+export { principalColumns };
+
+/** Sets the user's role in one organization, or in all of theirs. Returns how many memberships changed. */
+export async function setRole(
+  ex: Executor,
+  userId: number,
+  role: Role,
+  organizationId?: number,
+): Promise<number> {
+  const rows = await ex
+    .update(memberships)
+    .set({ role })
+    .where(
+      and(
+        eq(memberships.userId, userId),
+        organizationId === undefined ? undefined : eq(memberships.organizationId, organizationId),
+      ),
+    )
+    .returning({ userId: memberships.userId });
+  return rows.length;
+}

@@ -1,0 +1,106 @@
+/** JSON shapes of the identity domain: the TypeBox schema and the function that fills it, side by side. */
+import { Type } from 'typebox';
+import type { Role } from '../../http/access.js';
+import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import type { SignedIn } from './service.js';
+import type { MembershipView, UserRow } from './store.js';
+
+export const OpenObject = Type.Object({}, { additionalProperties: true });
+
+export const UserOut = Type.Object(
+  {
+    id: Type.Integer(),
+    email: Type.String(),
+    first_name: Type.String(),
+    last_name: Type.String(),
+    is_verified: Type.Boolean(),
+    email_verified_at: NullableTimestamp,
+    preferences: OpenObject,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'User' },
+);
+
+export function userView(user: UserRow) {
+  return {
+    id: user.id,
+    email: user.email,
+    first_name: user.firstName,
+    last_name: user.lastName,
+    is_verified: user.emailVerifiedAt !== null,
+    email_verified_at: iso(user.emailVerifiedAt),
+    preferences: user.preferences,
+    created_at: iso(user.createdAt),
+    updated_at: iso(user.updatedAt),
+  };
+}
+
+export const RoleOut = Type.Union([Type.Literal('admin'), Type.Literal('user')]);
+
+export const OrganizationSummary = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  slug: Type.String(),
+});
+
+export const TokenBody = Type.Object(
+  {
+    access_token: Type.String(),
+    token_type: Type.Literal('bearer'),
+    expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
+    refresh_token: Type.String({ description: 'Single use: each refresh returns a new one.' }),
+    csrf_token: Type.Optional(
+      Type.String({
+        description:
+          'Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie.',
+      }),
+    ),
+    user: UserOut,
+    organization: OrganizationSummary,
+    role: RoleOut,
+  },
+  { title: 'TokenBody' },
+);
+
+export function tokenView(signedIn: SignedIn) {
+  return {
+    access_token: signedIn.session.accessToken,
+    token_type: 'bearer' as const,
+    expires_in: signedIn.session.expiresIn,
+    refresh_token: signedIn.session.refreshToken,
+    ...(signedIn.session.csrfToken ? { csrf_token: signedIn.session.csrfToken } : {}),
+    user: userView(signedIn.user),
+    organization: signedIn.organization,
+    role: signedIn.role,
+  };
+}
+
+export const ProfileOut = Type.Object(
+  {
+    ...UserOut.properties,
+    organization_id: Type.Integer(),
+    role: RoleOut,
+    organizations: Type.Array(Type.Object({ ...OrganizationSummary.properties, role: RoleOut })),
+  },
+  { title: 'Profile' },
+);
+
+export function profileView(
+  user: UserRow,
+  organizationId: number,
+  role: Role,
+  memberships: MembershipView[],
+) {
+  return {
+    ...userView(user),
+    organization_id: organizationId,
+    role,
+    organizations: memberships.map((m) => ({
+      id: m.organizationId,
+      name: m.name,
+      slug: m.slug,
+      role: m.role,
+    })),
+  };
+}

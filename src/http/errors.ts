@@ -1,0 +1,188 @@
+/**
+ * The error envelope of decisions §2. Services throw `AppError` for expected failures; the handler
+ * installed by `installErrorHandling` turns every error — ours, Fastify's, or an unexpected one —
+ * into `{detail}` (a string, or FastAPI's list for validation failures) with no stack, SQL or secret.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export class AppError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (detail: string) => new AppError(400, detail);
+export const unauthorized = (detail = 'Not authenticated') =>
+  new AppError(401, detail, { 'WWW-Authenticate': 'Bearer' });
+export const forbidden = (detail = 'Not allowed') => new AppError(403, detail);
+export const notFound = (detail = 'Not found') => new AppError(404, detail);
+export const conflict = (detail: string) => new AppError(409, detail);
+
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
+
+/** Raised by services for a rule the request schema cannot express; answered like schema failures. */
+export class ValidationFailed extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super('Validation failed');
+    this.name = 'ValidationFailed';
+  }
+}
+
+export function invalidField(
+  loc: Array<string | number>,
+  msg: string,
+  type = 'value_error',
+): ValidationFailed {
+  return new ValidationFailed([{ loc, msg, type }]);
+}
+
+interface AjvIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const CONTEXT_NAMES: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+/** Pydantic-style error types, so clients written against FastAPI services read ours the same way. */
+function issueType(issue: AjvIssue): string {
+  switch (issue.keyword) {
+    case 'required':
+      return 'missing';
+    case 'type':
+      return `${String(issue.params.type).split(',')[0]}_type`;
+    case 'minLength':
+      return 'string_too_short';
+    case 'maxLength':
+      return 'string_too_long';
+    case 'pattern':
+      return 'string_pattern_mismatch';
+    case 'minimum':
+      return 'greater_than_equal';
+    case 'exclusiveMinimum':
+      return 'greater_than';
+    case 'maximum':
+      return 'less_than_equal';
+    case 'exclusiveMaximum':
+      return 'less_than';
+    case 'enum':
+    case 'const':
+      return 'enum';
+    case 'minItems':
+      return 'too_short';
+    case 'maxItems':
+      return 'too_long';
+    case 'additionalProperties':
+      return 'extra_forbidden';
+    case 'format':
+      return `value_error.${String(issue.params.format)}`;
+    default:
+      return 'value_error';
+  }
+}
+
+function issueMessage(issue: AjvIssue): string {
+  switch (issue.keyword) {
+    case 'required':
+      return 'Field required';
+    case 'additionalProperties':
+      return 'Extra inputs are not permitted';
+    case 'enum':
+      return `Input should be ${(issue.params.allowedValues as unknown[]).map((v) => `'${String(v)}'`).join(', ')}`;
+    case 'const':
+      return `Input should be '${String(issue.params.allowedValue)}'`;
+    case 'format':
+      return `Input is not a valid ${String(issue.params.format)}`;
+    default: {
+      const text = issue.message ?? 'Invalid value';
+      return text.charAt(0).toUpperCase() + text.slice(1);
+    }
+  }
+}
+
+export function toValidationIssues(issues: AjvIssue[], context: string): ValidationIssue[] {
+  const seen = new Set<string>();
+  const out: ValidationIssue[] = [];
+  for (const issue of issues) {
+    // Unions report one failure per branch plus a summary; the summary says it once.
+    if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf') continue;
+    const path = issue.instancePath
+      .split('/')
+      .slice(1)
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+    if (issue.keyword === 'required') path.push(String(issue.params.missingProperty));
+    if (issue.keyword === 'additionalProperties') path.push(String(issue.params.additionalProperty));
+    const loc = [CONTEXT_NAMES[context] ?? context, ...path];
+    const entry = { loc, msg: issueMessage(issue), type: issueType(issue) };
+    const key = JSON.stringify(entry.loc) + entry.type;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(entry);
+  }
+  return out;
+}
+
+/** Fastify's own errors a client can cause, with the status and message they get. */
+const CLIENT_ERRORS: Record<string, { status: number; detail?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'Request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, detail: 'Unsupported media type' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, detail: 'Content-Length does not match the body' },
+  FST_ERR_BAD_URL: { status: 400, detail: 'Malformed URL' },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400 },
+};
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ detail: `Not found: ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  app.setErrorHandler((error: FastifyError | AppError | ValidationFailed, request, reply) => {
+    const validationStatus = request.routeOptions.config?.validationStatus ?? 422;
+    if (error instanceof AppError) {
+      return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail });
+    }
+    if (error instanceof ValidationFailed) {
+      return reply.code(validationStatus).send({ detail: error.issues });
+    }
+    if ('validation' in error && error.validation) {
+      const detail = toValidationIssues(error.validation as AjvIssue[], error.validationContext ?? 'body');
+      return reply.code(validationStatus).send({ detail });
+    }
+    const code = 'code' in error ? error.code : undefined;
+    if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (error instanceof SyntaxError && 'statusCode' in error)) {
+      return reply.code(validationStatus).send({
+        detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }],
+      });
+    }
+    if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return reply
+        .code(validationStatus)
+        .send({ detail: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] });
+    }
+    const known = code ? CLIENT_ERRORS[code] : undefined;
+    if (known) return reply.code(known.status).send({ detail: known.detail ?? error.message });
+    const status = 'statusCode' in error ? error.statusCode : undefined;
+    if (status && status >= 400 && status < 500) {
+      // Another client error raised by Fastify or a plugin: its status stands, its text is generic.
+      return reply.code(status).send({ detail: 'Bad request' });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ detail: 'Internal server error' });
+  });
+}

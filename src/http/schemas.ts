@@ -1,0 +1,36 @@
+/** TypeBox schemas shared by every domain's routes. */
+import { type TInteger, type TObject, Type } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  {
+    detail: Type.Union([
+      Type.String(),
+      Type.Array(
+        Type.Object({
+          loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+          msg: Type.String(),
+          type: Type.String(),
+        }),
+      ),
+    ]),
+  },
+  { title: 'ErrorBody', description: 'Error envelope: a message, or a list of validation issues.' },
+);
+
+/** Timestamps leave as ISO 8601 strings (fast-json-stringify formats `Date` values for `date-time`). */
+export const Timestamp = Type.String({ format: 'date-time' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** A path parameter holding a database id. */
+export function IdParam<K extends string>(name: K): TObject<Record<K, TInteger>> {
+  return Type.Object({ [name]: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) } as Record<K, TInteger>);
+}
+
+/** JSON form of a timestamp column. */
+export function iso(value: Date): string;
+export function iso(value: Date | null): string | null;
+export function iso(value: Date | null): string | null {
+  return value === null ? null : value.toISOString();
+}
+
+export const MessageBody = Type.Object({ message: Type.String() });

@@ -1,0 +1,108 @@
+/**
+ * The composition root: wires infrastructure (database, queue, mail, secrets) into services and the
+ * HTTP app, and knows the order of a clean stop. The server, the CLI, tests and benchmarks all build
+ * the platform here, so they run the same code.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import { ApiKeyService } from './domains/api-keys/service.js';
+import { ApiKeyUsage } from './domains/api-keys/usage.js';
+import { AccessTokens } from './domains/identity/access-tokens.js';
+import { IdentityAuthenticator } from './domains/identity/authenticator.js';
+import { IdentityChanges } from './domains/identity/principal-cache.js';
+import { IdentityService } from './domains/identity/service.js';
+import { OrganizationService } from './domains/organizations/service.js';
+import { createMetrics } from './http/metrics.js';
+import type { App } from './http/types.js';
+import { Mailer } from './lib/mail.js';
+import { SecretBox } from './lib/secrets.js';
+import { JobQueue } from './queue/queue.js';
+import { registerWorkers } from './queue/workers.js';
+
+export interface PlatformOptions {
+  config: Config;
+  secretKey: string;
+  /** Opened and migrated by the caller. */
+  database: Database;
+  logger: FastifyBaseLogger;
+  /** Seconds between a worker's polls (it is also woken at once by local enqueues). */
+  queuePollingIntervalSeconds?: number;
+}
+
+export interface Services {
+  identity: IdentityService;
+  apiKeys: ApiKeyService;
+  organizations: OrganizationService;
+}
+
+export interface Platform {
+  app: App;
+  config: Config;
+  database: Database;
+  queue: JobQueue;
+  mailer: Mailer;
+  secrets: SecretBox;
+  metrics: Registry;
+  services: Services;
+  apiKeyUsage: ApiKeyUsage;
+  startWorkers(): Promise<void>;
+  /** Stops taking requests, drains running jobs, flushes counters, then closes the database. */
+  stop(): Promise<void>;
+}
+
+export async function createPlatform(options: PlatformOptions): Promise<Platform> {
+  const { config, database, logger } = options;
+  const secrets = new SecretBox(options.secretKey);
+  const queue = new JobQueue(database, logger, {
+    pollingIntervalSeconds: options.queuePollingIntervalSeconds ?? 2,
+  });
+  await queue.start();
+
+  const changes = new IdentityChanges(database);
+  await changes.start();
+  const mailer = new Mailer(config, secrets, logger);
+  const tokens = new AccessTokens(options.secretKey, config.accessTokenTtlSeconds);
+  const apiKeyUsage = new ApiKeyUsage(database.db, logger);
+  apiKeyUsage.start();
+  const authenticator = new IdentityAuthenticator(database.db, tokens, apiKeyUsage, changes);
+  const services = {
+    identity: new IdentityService({
+      db: database.db,
+      queue,
+      tokens,
+      mailer,
+      changes,
+      config: { publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds },
+    }),
+    apiKeys: new ApiKeyService({ db: database.db, usage: apiKeyUsage, changes }),
+    organizations: new OrganizationService({ db: database.db }),
+  };
+  const metrics = createMetrics();
+  const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    config,
+    database,
+    queue,
+    mailer,
+    secrets,
+    metrics,
+    services,
+    apiKeyUsage,
+    startWorkers: () => registerWorkers(queue, { mailer }),
+    stop() {
+      stopping ??= (async () => {
+        await app.close();
+        await queue.stop(config.shutdownTimeoutMs);
+        await apiKeyUsage.stop();
+        await database.close();
+      })();
+      return stopping;
+    },
+  };
+}

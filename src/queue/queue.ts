@@ -1,0 +1,177 @@
+/**
+ * The job queue: pg-boss on the platform's own database (both drivers), so a job enqueued inside a
+ * service's transaction exists exactly when that transaction commits. Workers are woken right after
+ * the commit instead of waiting for their next poll.
+ */
+
+import { type SQL, sql } from 'drizzle-orm';
+import PgBoss from 'pg-boss';
+import type { Database, Tx } from '../db/client.js';
+import { type JobName, type JobPayloads, jobPolicies } from './jobs.js';
+
+export interface JobLogger {
+  error(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+export interface EnqueueOptions {
+  /** Run no earlier than this many seconds from now. */
+  startAfterSeconds?: number;
+  /** At most one queued job per key (pg-boss singleton key). */
+  singletonKey?: string;
+}
+
+/** What a transaction body receives to enqueue jobs that commit with it. */
+export interface JobEnqueuer {
+  enqueue<N extends JobName>(name: N, payload: JobPayloads[N], options?: EnqueueOptions): Promise<void>;
+}
+
+export type JobHandler<N extends JobName> = (
+  payload: JobPayloads[N],
+  job: { id: string; retryCount: number },
+) => Promise<void>;
+
+/**
+ * pg-boss speaks SQL text with `$n` placeholders; Drizzle transactions take `SQL` objects. This turns
+ * one into the other so pg-boss can insert its job row on the transaction's own connection.
+ */
+function textToSql(text: string, values: unknown[]): SQL {
+  const parts = text.split(/\$(\d+)/);
+  return sql.join(
+    parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${values[Number(part) - 1] ?? null}`)),
+  );
+}
+
+function transactionDb(tx: Tx): PgBoss.Db {
+  return {
+    async executeSql(text, values) {
+      const result = (await tx.execute(textToSql(text, values ?? []))) as unknown as { rows: unknown[] };
+      return { rows: result.rows };
+    },
+  };
+}
+
+export class JobQueue {
+  readonly #boss: PgBoss;
+  readonly #workers = new Map<JobName, string[]>();
+  #started = false;
+
+  constructor(
+    private readonly database: Database,
+    private readonly log: JobLogger,
+    private readonly options: { pollingIntervalSeconds: number } = { pollingIntervalSeconds: 2 },
+  ) {
+    this.#boss = new PgBoss({
+      db: { executeSql: (text, values) => database.executeSql(text, values) },
+      // Maintenance (expiry, archiving) runs on the same database; keep completed jobs a week.
+      archiveCompletedAfterSeconds: 60 * 60,
+      deleteAfterDays: 7,
+    });
+    this.#boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'));
+  }
+
+  /** Installs pg-boss's schema if needed and creates one queue per known job. */
+  async start(): Promise<void> {
+    await this.#boss.start();
+    this.#started = true;
+    for (const name of Object.keys(jobPolicies) as JobName[]) {
+      const policy = jobPolicies[name];
+      const queue = {
+        name,
+        retryLimit: policy.retryLimit,
+        retryDelay: policy.retryDelay,
+        retryBackoff: policy.retryBackoff,
+        expireInSeconds: policy.expireInSeconds,
+      };
+      if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, queue);
+      else await this.#boss.createQueue(name, queue);
+    }
+  }
+
+  /**
+   * Runs `body` in a database transaction; jobs it enqueues are committed (or rolled back) with it,
+   * and their workers in this process are woken once it has committed.
+   */
+  async transaction<T>(body: (tx: Tx, jobs: JobEnqueuer) => Promise<T>): Promise<T> {
+    const enqueued = new Set<JobName>();
+    const result = await this.database.db.transaction((tx) =>
+      body(tx, {
+        enqueue: async (name, payload, options) => {
+          await this.#send(name, payload, options, transactionDb(tx));
+          enqueued.add(name);
+        },
+      }),
+    );
+    for (const name of enqueued) this.wake(name);
+    return result;
+  }
+
+  /** Enqueues outside any transaction. */
+  async enqueue<N extends JobName>(
+    name: N,
+    payload: JobPayloads[N],
+    options?: EnqueueOptions,
+  ): Promise<void> {
+    await this.#send(name, payload, options);
+    this.wake(name);
+  }
+
+  async #send<N extends JobName>(
+    name: N,
+    payload: JobPayloads[N],
+    options: EnqueueOptions = {},
+    db?: PgBoss.Db,
+  ): Promise<void> {
+    await this.#boss.send(name, payload as object, {
+      ...(db ? { db } : {}),
+      ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
+      ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
+    });
+  }
+
+  /** Registers the handler of one job in this process. A thrown error fails the attempt (retried per policy). */
+  async work<N extends JobName>(name: N, handler: JobHandler<N>, concurrency = 1): Promise<void> {
+    const ids: string[] = [];
+    for (let i = 0; i < concurrency; i++) {
+      ids.push(
+        await this.#boss.work<JobPayloads[N]>(
+          name,
+          {
+            pollingIntervalSeconds: this.options.pollingIntervalSeconds,
+            batchSize: 1,
+            includeMetadata: true,
+          },
+          async (jobs) => {
+            for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
+          },
+        ),
+      );
+    }
+    this.#workers.set(name, [...(this.#workers.get(name) ?? []), ...ids]);
+  }
+
+  get running(): boolean {
+    return this.#started;
+  }
+
+  /** Makes this process's workers of `name` poll now rather than at their next interval. */
+  wake(name: JobName): void {
+    for (const id of this.#workers.get(name) ?? []) this.#boss.notifyWorker(id);
+  }
+
+  /** Counts of jobs per state, for health checks and tests. */
+  async counts(name: JobName): Promise<Record<string, number>> {
+    const { rows } = await this.database.executeSql(
+      'select state, count(*)::int as n from pgboss.job where name = $1 group by state',
+      [name],
+    );
+    return Object.fromEntries(rows.map((row) => [String(row.state), Number(row.n)]));
+  }
+
+  /** Stops fetching new jobs, waits up to `timeoutMs` for running ones to finish, then stops. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (!this.#started) return;
+    this.#started = false;
+    await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(timeoutMs, 1000) });
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Test factories: organizations with a verified admin, plain members, API keys with chosen areas.
+ * They go through the real HTTP routes wherever a route exists, so they exercise what users do.
+ */
+import { randomBytes } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { insertMembership, markEmailVerified } from '../../src/domains/identity/store.js';
+import type { Permissions, Role } from '../../src/http/access.js';
+import { SESSION_COOKIE } from '../../src/http/auth.js';
+import type { TestPlatform } from './harness.js';
+
+export interface TestUser {
+  id: number;
+  email: string;
+  password: string;
+  organizationId: number;
+  role: Role;
+  accessToken: string;
+  refreshToken: string;
+  sessionCookie: string;
+  csrfToken: string;
+  /** `Authorization: Bearer <access token>` */
+  headers: { authorization: string };
+}
+
+export interface TestApiKey {
+  id: number;
+  key: string;
+  headers: { authorization: string };
+}
+
+let counter = 0;
+export function uniqueEmail(label = 'user'): string {
+  counter += 1;
+  return `${label}.${counter}.${randomBytes(3).toString('hex')}@example.test`;
+}
+
+export function sessionCookieOf(response: LightMyRequestResponse): string {
+  const cookie = response.cookies.find((c) => c.name === SESSION_COOKIE);
+  if (!cookie) throw new Error('No session cookie in response');
+  return cookie.value;
+}
+
+function expectStatus(response: LightMyRequestResponse, status: number): void {
+  if (response.statusCode !== status) {
+    throw new Error(`Expected ${status}, got ${response.statusCode}: ${response.body}`);
+  }
+}
+
+function toUser(response: LightMyRequestResponse, password: string): TestUser {
+  const body = response.json();
+  return {
+    id: body.user.id,
+    email: body.user.email,
+    password,
+    organizationId: body.organization.id,
+    role: body.role,
+    accessToken: body.access_token,
+    refreshToken: body.refresh_token,
+    sessionCookie: sessionCookieOf(response),
+    csrfToken: body.csrf_token,
+    headers: { authorization: `Bearer ${body.access_token}` },
+  };
+}
+
+export class Factories {
+  constructor(private readonly t: TestPlatform) {}
+
+  /** Registers a user, who is admin of a new organization; verified unless `verified: false`. */
+  async user(
+    options: { verified?: boolean; organizationName?: string; email?: string } = {},
+  ): Promise<TestUser> {
+    const password = `pw-${randomBytes(6).toString('hex')}`;
+    const email = options.email ?? uniqueEmail();
+    const response = await this.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: {
+        email,
+        password,
+        first_name: 'Test',
+        last_name: 'User',
+        ...(options.organizationName ? { organization_name: options.organizationName } : {}),
+      },
+    });
+    expectStatus(response, 201);
+    const user = toUser(response, password);
+    // Before any authenticated request, so no cached principal holds the unverified state.
+    if (options.verified !== false) await markEmailVerified(this.t.database.db, user.id);
+    return user;
+  }
+
+  /** A verified user who belongs to `organizationId` with `role`, signed in there. */
+  async member(
+    organizationId: number,
+    role: Role = 'user',
+    options: { verified?: boolean } = {},
+  ): Promise<TestUser> {
+    const own = await this.user(options);
+    await insertMembership(this.t.database.db, own.id, organizationId, role);
+    return this.login(own, organizationId);
+  }
+
+  async login(user: { email: string; password: string }, organizationId?: number): Promise<TestUser> {
+    const response = await this.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: {
+        email: user.email,
+        password: user.password,
+        ...(organizationId ? { organization_id: organizationId } : {}),
+      },
+    });
+    expectStatus(response, 200);
+    return toUser(response, user.password);
+  }
+
+  async apiKey(
+    user: TestUser,
+    options: { permissions?: Permissions; rateLimit?: number; name?: string } = {},
+  ): Promise<TestApiKey> {
+    const response = await this.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/users/me/api-keys',
+      headers: user.headers,
+      payload: {
+        name: options.name ?? `key-${randomBytes(3).toString('hex')}`,
+        permissions: options.permissions ?? {},
+        ...(options.rateLimit !== undefined ? { rate_limit: options.rateLimit } : {}),
+      },
+    });
+    expectStatus(response, 201);
+    const body = response.json();
+    return { id: body.api_key.id, key: body.key, headers: { authorization: `Bearer ${body.key}` } };
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * One isolated platform per test file: a private copy of the migrated template database, the real
+ * job queue with its workers, the real app (driven with `inject`, not listening), a temporary
+ * DATA_DIR for mail files, and the log lines it wrote.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { type Config, loadConfig } from '../../src/config.js';
+import { type Database, openDatabase } from '../../src/db/client.js';
+import { loggerOptions } from '../../src/http/logging.js';
+import { createPlatform, type Platform } from '../../src/platform.js';
+import { adminQuery, databaseUrl, uniqueName } from './template.js';
+
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz';
+
+export interface TestPlatform {
+  platform: Platform;
+  app: Platform['app'];
+  config: Config;
+  database: Database;
+  /** Every log line written so far (JSON strings). */
+  logs: string[];
+  mails(): Mail[];
+  close(): Promise<void>;
+}
+
+export interface Mail {
+  file: string;
+  to: string;
+  subject: string;
+  body: string;
+}
+
+/** Opens a private database cloned from the migrated template. */
+export async function openTestDatabase(): Promise<{ database: Database; drop(): Promise<void> }> {
+  const template = inject('template');
+  if (template.kind === 'embedded') {
+    const database = await openDatabase({
+      kind: 'memory',
+      loadDataDir: new Blob([readFileSync(template.dumpFile)]),
+    });
+    return { database, drop: async () => {} };
+  }
+  const name = uniqueName('sb_test');
+  await adminQuery(template.adminUrl, `create database "${name}" template "${template.templateName}"`);
+  const database = await openDatabase({
+    kind: 'server',
+    url: databaseUrl(template.adminUrl, name),
+    poolSize: 5,
+  });
+  return {
+    database,
+    drop: () => adminQuery(template.adminUrl, `drop database if exists "${name}" with (force)`),
+  };
+}
+
+export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-test-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    SECRET_KEY: TEST_SECRET_KEY,
+    LOG_LEVEL: 'info',
+    PUBLIC_URL: 'http://switchboard.test',
+    ...env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = pino(loggerOptions(config.logLevel) as object, sink);
+  const { database, drop } = await openTestDatabase();
+  const platform = await createPlatform({
+    config,
+    secretKey: TEST_SECRET_KEY,
+    database,
+    logger,
+    queuePollingIntervalSeconds: 0.5,
+  });
+  await platform.app.ready();
+  await platform.startWorkers();
+  return {
+    platform,
+    app: platform.app,
+    config,
+    database,
+    logs,
+    mails: () => readMails(path.join(dataDir, 'mail')),
+    async close() {
+      await platform.stop();
+      await drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads the `.eml` files the file mailer wrote, decoding quoted-printable bodies. */
+function readMails(directory: string): Mail[] {
+  let files: string[];
+  try {
+    files = readdirSync(directory)
+      .filter((f) => f.endsWith('.eml'))
+      .sort();
+  } catch {
+    return [];
+  }
+  return files.map((name) => {
+    const file = path.join(directory, name);
+    const raw = readFileSync(file, 'utf8');
+    const split = raw.indexOf('\n\n');
+    const headers = raw.slice(0, split);
+    const header = (key: string) => new RegExp(`^${key}: (.*)$`, 'mi').exec(headers)?.[1]?.trim() ?? '';
+    let body = raw.slice(split + 2);
+    if (/quoted-printable/i.test(header('Content-Transfer-Encoding'))) {
+      body = body
+        .replace(/=\r?\n/g, '')
+        .replace(/=([0-9A-F]{2})/g, (_m, hex) => String.fromCharCode(parseInt(hex, 16)));
+    }
+    return { file, to: header('To'), subject: header('Subject'), body };
+  });
+}
+
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`waitFor: nothing after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Waits for the verification mail sent to `email` and returns the token in it. */
+export async function verificationToken(t: TestPlatform, email: string): Promise<string> {
+  const mail = await waitFor(() => t.mails().find((m) => m.to === email && /Verify/.test(m.subject)));
+  const token = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(mail.body)?.[1];
+  if (!token) throw new Error(`No token in mail ${mail.file}`);
+  return token;
+}
