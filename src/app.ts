@@ -22,6 +22,7 @@ import { installErrorHandling } from './http/errors.js';
 import { installRequestMetrics } from './http/metrics.js';
 import { ErrorBody } from './http/schemas.js';
 import type { App } from './http/types.js';
+import { installValidation } from './http/validation.js';
 import type { Services } from './platform.js';
 import type { JobQueue } from './queue/queue.js';
 import { VERSION } from './version.js';
@@ -83,6 +84,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
+  installValidation(app);
   installAuthentication(app, deps.authenticator);
   installErrorHandling(app);
   installRequestMetrics(app, deps.metrics);

@@ -33,17 +33,28 @@ export interface CliIo {
 
 export class UsageError extends Error {}
 
+/** Throws `UsageError` unless `args` names a known command (checked before any database is opened). */
+export function checkCommand(args: string[]): void {
+  const [command, sub, email] = args;
+  if (command === 'migrate' || command === 'openapi') return;
+  if (command === 'users' && (sub === 'verify' || sub === 'make-admin')) {
+    if (!email) throw new UsageError(`users ${sub} needs an EMAIL`);
+    return;
+  }
+  throw new UsageError(command ? `Unknown command: ${args.join(' ')}` : 'No command given');
+}
+
 /** Runs one command against `database` (already open and migrated). Returns the exit code. */
 export async function runCommand(args: string[], database: Database, io: CliIo): Promise<number> {
+  checkCommand(args);
   const [command, sub, ...rest] = args;
   if (command === 'migrate') {
     const report = await runMigrations(database);
     io.out(`Applied ${report.applied} migration(s); ${report.total} in total.\n`);
     return 0;
   }
-  if (command === 'users' && (sub === 'verify' || sub === 'make-admin')) {
-    const email = rest[0];
-    if (!email) throw new UsageError(`users ${sub} needs an EMAIL`);
+  if (command === 'users') {
+    const email = rest[0] as string;
     const user = await findUserByEmail(database.db, normalizeEmail(email));
     if (!user) {
       io.err(`No user with email ${email}\n`);
@@ -71,7 +82,7 @@ export async function runCommand(args: string[], database: Database, io: CliIo):
     await new IdentityChanges(database).userChanged(user.id);
     return 0;
   }
-  throw new UsageError(command ? `Unknown command: ${args.join(' ')}` : 'No command given');
+  throw new UsageError(`${command} needs no database`);
 }
 
 /** Prints the OpenAPI document, built from the same route schemas as the server, on a throwaway database. */
@@ -97,6 +108,7 @@ export async function main(
       io.out(USAGE);
       return argv.length === 0 ? 1 : 0;
     }
+    checkCommand(argv);
     const config = loadConfig();
     if (argv[0] === 'openapi') {
       await printOpenApi(config, io);

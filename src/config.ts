@@ -248,7 +248,7 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
   const port = readOr('PORT');
   const databaseUrl = read('DATABASE_URL');
   const secret = read('SECRET_KEY');
-  if (nodeEnv === 'production' && env.SECRET_KEY === undefined) {
+  if (nodeEnv === 'production' && (env.SECRET_KEY ?? '') === '') {
     problems.push('SECRET_KEY is required when NODE_ENV=production');
   }
   const embedded = databaseUrl === undefined;

@@ -116,7 +116,7 @@ function issueMessage(issue: AjvIssue): string {
 }
 
 export function toValidationIssues(issues: AjvIssue[], context: string): ValidationIssue[] {
-  const seen = new Set<string>();
+  const seen = new Map<string, ValidationIssue>();
   const out: ValidationIssue[] = [];
   for (const issue of issues) {
     // Unions report one failure per branch plus a summary; the summary says it once.
@@ -131,8 +131,13 @@ export function toValidationIssues(issues: AjvIssue[], context: string): Validat
     const loc = [CONTEXT_NAMES[context] ?? context, ...path];
     const entry = { loc, msg: issueMessage(issue), type: issueType(issue) };
     const key = JSON.stringify(entry.loc) + entry.type;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    const earlier = seen.get(key);
+    if (earlier) {
+      // A union of literals fails once per literal: say all the allowed values in one issue.
+      if (issue.keyword === 'const') earlier.msg += ` or '${String(issue.params.allowedValue)}'`;
+      continue;
+    }
+    seen.set(key, entry);
     out.push(entry);
   }
   return out;

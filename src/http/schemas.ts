@@ -21,9 +21,12 @@ export const ErrorBody = Type.Object(
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
+/** A database id (ids are 32-bit `integer` columns: a larger value could never match and would fail in SQL). */
+export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+
 /** A path parameter holding a database id. */
 export function IdParam<K extends string>(name: K): TObject<Record<K, TInteger>> {
-  return Type.Object({ [name]: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) } as Record<K, TInteger>);
+  return Type.Object({ [name]: Id } as Record<K, TInteger>);
 }
 
 /** JSON form of a timestamp column. */

@@ -31,17 +31,31 @@ let decoyHash: Promise<string> | undefined;
 
 /**
  * Checks `password` against `stored` in constant time. With `stored` null (no such user, or a user
- * without a password) it still spends one scrypt so that the answer time does not reveal which.
+ * without a password) or malformed, it still spends one scrypt — against a decoy hash — so that the
+ * answer time does not reveal which, and answers false.
  */
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
   decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
-  const [scheme, n, r, p, salt, expected] = (stored ?? (await decoyHash)).split('$');
-  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !expected) return false;
-  const key = await derive(password, Buffer.from(salt, 'base64url'), {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-  });
-  const matches = timingSafeEqual(key, Buffer.from(expected, 'base64url'));
-  return stored !== null && matches;
+  const own = parseHash(stored);
+  const target = own ?? parseHash(await decoyHash)!;
+  const key = await derive(password, target.salt, target.params);
+  return timingSafeEqual(key, target.expected) && own !== undefined;
+}
+
+interface ParsedHash {
+  params: { N: number; r: number; p: number };
+  salt: Buffer;
+  expected: Buffer;
+}
+
+function parseHash(stored: string | null): ParsedHash | undefined {
+  const [scheme, n, r, p, salt, expected] = (stored ?? '').split('$');
+  if (scheme !== 'scrypt' || !salt || !expected) return undefined;
+  const params = { N: Number(n), r: Number(r), p: Number(p) };
+  if (![params.N, params.r, params.p].every((v) => Number.isInteger(v) && v > 0)) return undefined;
+  // N must be a power of two, and the memory it needs must stay within what `derive` allows.
+  if ((params.N & (params.N - 1)) !== 0 || 128 * params.N * params.r > 32 * 1024 * 1024) return undefined;
+  const expectedKey = Buffer.from(expected, 'base64url');
+  if (expectedKey.length !== KEY_LENGTH) return undefined;
+  return { params, salt: Buffer.from(salt, 'base64url'), expected: expectedKey };
 }

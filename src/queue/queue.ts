@@ -54,6 +54,10 @@ function transactionDb(tx: Tx): PgBoss.Db {
 export class JobQueue {
   readonly #boss: PgBoss;
   readonly #workers = new Map<JobName, string[]>();
+  /** pg-boss's own queries still running; `stop` waits for them before the database may close. */
+  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Job handlers running in this process. */
+  #running = 0;
   #started = false;
 
   constructor(
@@ -62,7 +66,15 @@ export class JobQueue {
     private readonly options: { pollingIntervalSeconds: number } = { pollingIntervalSeconds: 2 },
   ) {
     this.#boss = new PgBoss({
-      db: { executeSql: (text, values) => database.executeSql(text, values) },
+      db: {
+        executeSql: (text, values) => {
+          const query = database.executeSql(text, values);
+          this.#inFlight.add(query);
+          const forget = () => this.#inFlight.delete(query);
+          query.then(forget, forget);
+          return query;
+        },
+      },
       // Maintenance (expiry, archiving) runs on the same database; keep completed jobs a week.
       archiveCompletedAfterSeconds: 60 * 60,
       deleteAfterDays: 7,
@@ -142,7 +154,12 @@ export class JobQueue {
             includeMetadata: true,
           },
           async (jobs) => {
-            for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
+            this.#running += 1;
+            try {
+              for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
+            } finally {
+              this.#running -= 1;
+            }
           },
         ),
       );
@@ -168,10 +185,29 @@ export class JobQueue {
     return Object.fromEntries(rows.map((row) => [String(row.state), Number(row.n)]));
   }
 
-  /** Stops fetching new jobs, waits up to `timeoutMs` for running ones to finish, then stops. */
+  /**
+   * Stops fetching new jobs and waits up to `timeoutMs` for the running ones — including a job whose
+   * fetch was under way — and for their completion writes. pg-boss's own `stop` waits only for
+   * workers that already hold a job, so a fetch in flight could otherwise start a job after the
+   * database closed.
+   */
   async stop(timeoutMs: number): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
-    await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(timeoutMs, 1000) });
+    const deadline = Date.now() + timeoutMs;
+    for (const name of this.#workers.keys()) await this.#boss.offWork(name);
+    await this.#settle(deadline);
+    await this.#boss.stop({ graceful: true, wait: true, timeout: Math.max(deadline - Date.now(), 1000) });
+    await this.#settle(deadline);
+  }
+
+  /** Resolves once no handler runs and no pg-boss query is outstanding for a whole event-loop turn. */
+  async #settle(deadline: number): Promise<void> {
+    while (Date.now() < deadline) {
+      if (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.#inFlight.size === 0 && this.#running === 0) return;
+      if (this.#running > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 }

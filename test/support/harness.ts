@@ -58,7 +58,15 @@ export async function openTestDatabase(): Promise<{ database: Database; drop(): 
   };
 }
 
-export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+export interface TestPlatformOptions {
+  /** Start the job-queue workers (default true). */
+  workers?: boolean;
+}
+
+export async function startTestPlatform(
+  env: Record<string, string> = {},
+  options: TestPlatformOptions = {},
+): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-test-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -85,7 +93,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     queuePollingIntervalSeconds: 0.5,
   });
   await platform.app.ready();
-  await platform.startWorkers();
+  if (options.workers !== false) await platform.startWorkers();
   return {
     platform,
     app: platform.app,

@@ -3,10 +3,10 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf, SESSION_COOKIE } from '../../http/auth.js';
-import { MessageBody } from '../../http/schemas.js';
+import { Id, MessageBody } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IdentityService, SignedIn } from './service.js';
-import { TokenBody, tokenView, UserOut, userView } from './views.js';
+import { TokenBody, tokenView, UserOut, userView, WhoAmIOut, whoAmIView } from './views.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 256 });
@@ -119,7 +119,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
         body: Type.Object({
           email: Type.String({ minLength: 1, maxLength: 254 }),
           password: Type.String({ minLength: 1, maxLength: 256 }),
-          organization_id: Type.Optional(Type.Integer({ minimum: 1 })),
+          organization_id: Type.Optional(Id),
         }),
         response: { 200: TokenBody },
       },
@@ -175,7 +175,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
       schema: {
         tags,
         summary: 'Move the current session to another organization of the user',
-        body: Type.Object({ organization_id: Type.Integer({ minimum: 1 }) }),
+        body: Type.Object({ organization_id: Id }),
         response: { 200: TokenBody },
       },
     },
@@ -184,5 +184,18 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
         reply,
         await identity.switchOrganization(principalOf(request), request.body.organization_id),
       ),
+  );
+
+  app.get(
+    '/api/v1/auth/whoami',
+    {
+      config: { access: access.authenticated },
+      schema: {
+        tags,
+        summary: 'What the presented credential is and may do (answered without a database read)',
+        response: { 200: WhoAmIOut },
+      },
+    },
+    async (request) => whoAmIView(principalOf(request)),
   );
 }

@@ -1,6 +1,6 @@
 /** JSON shapes of the identity domain: the TypeBox schema and the function that fills it, side by side. */
 import { Type } from 'typebox';
-import type { Role } from '../../http/access.js';
+import { AREAS, LEVELS, type Principal, type Role } from '../../http/access.js';
 import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';
 import type { SignedIn } from './service.js';
 import type { MembershipView, UserRow } from './store.js';
@@ -102,5 +102,48 @@ export function profileView(
       slug: m.slug,
       role: m.role,
     })),
+  };
+}
+
+const LevelOut = Type.Union(LEVELS.map((level) => Type.Literal(level)));
+
+export const WhoAmIOut = Type.Object(
+  {
+    via: Type.Union([Type.Literal('api_key'), Type.Literal('jwt'), Type.Literal('cookie')]),
+    user_id: Type.Integer(),
+    email: Type.String(),
+    is_verified: Type.Boolean(),
+    organization_id: Type.Integer(),
+    role: RoleOut,
+    api_key: Type.Union([
+      Type.Object({
+        id: Type.Integer(),
+        permissions: Type.Object(
+          {},
+          { additionalProperties: LevelOut, description: `Areas: ${AREAS.join(', ')}` },
+        ),
+        rate_limit: Type.Union([Type.Integer(), Type.Null()]),
+      }),
+      Type.Null(),
+    ]),
+  },
+  { title: 'WhoAmI' },
+);
+
+export function whoAmIView(principal: Principal) {
+  return {
+    via: principal.via,
+    user_id: principal.user.id,
+    email: principal.user.email,
+    is_verified: principal.user.verified,
+    organization_id: principal.organization.id,
+    role: principal.role,
+    api_key: principal.apiKey
+      ? {
+          id: principal.apiKey.id,
+          permissions: principal.apiKey.permissions,
+          rate_limit: principal.apiKey.rateLimit,
+        }
+      : null,
   };
 }

@@ -1,0 +1,95 @@
+/** Shared by benchmarks: a platform on a fresh database, and an HTTP load generator in its own process. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/client.js';
+import { runMigrations } from '../src/db/migrate.js';
+import { createPlatform, type Platform } from '../src/platform.js';
+
+const run = promisify(execFile);
+const AUTOCANNON = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
+const SECRET = 'benchmark-secret-key-0123456789abcdefghijklmnop';
+
+export interface BenchPlatform {
+  platform: Platform;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/** The platform on a fresh in-memory PGlite, or on BENCH_DATABASE_URL, listening on a free port. */
+export async function startBenchPlatform(): Promise<BenchPlatform> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-'));
+  const url = process.env.BENCH_DATABASE_URL;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    SECRET_KEY: SECRET,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    ...(url ? { DATABASE_URL: url } : {}),
+  });
+  const database = await openDatabase(url ? { kind: 'server', url, poolSize: 10 } : { kind: 'memory' });
+  await runMigrations(database);
+  const platform = await createPlatform({
+    config,
+    secretKey: SECRET,
+    database,
+    logger: pino({ level: 'silent' }),
+  });
+  const address = await platform.app.listen({ host: '127.0.0.1', port: 0 });
+  await platform.startWorkers();
+  return {
+    platform,
+    baseUrl: address,
+    async close() {
+      await platform.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  non2xx: number;
+}
+
+/** Drives `url` with autocannon in a separate process, so the server keeps its own core. */
+export async function load(
+  url: string,
+  options: { headers?: Record<string, string>; seconds?: number; connections?: number } = {},
+): Promise<LoadResult> {
+  const args = [
+    AUTOCANNON,
+    '--json',
+    '-c',
+    String(options.connections ?? 10),
+    '-d',
+    String(options.seconds ?? 5),
+  ];
+  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}=${value}`);
+  args.push(url);
+  const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
+  const result = JSON.parse(stdout);
+  return {
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    non2xx: result.non2xx + result.errors,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function table(rows: Array<Record<string, string | number>>): void {
+  console.table(rows);
+}

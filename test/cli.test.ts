@@ -1,0 +1,131 @@
+/** The `switchboard` operator command. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, UsageError } from '../src/cli.js';
+import { acquireEmbeddedLock } from '../src/db/embedded-lock.js';
+import { Factories } from './support/factories.js';
+import { startTestPlatform, type TestPlatform } from './support/harness.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = path.join(ROOT, 'bin/switchboard.mjs');
+
+function captureIo() {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(text: string) {
+      io.stdout += text;
+    },
+    err(text: string) {
+      io.stderr += text;
+    },
+  };
+  return io;
+}
+
+let t: TestPlatform;
+let factories: Factories;
+beforeAll(async () => {
+  t = await startTestPlatform();
+  factories = new Factories(t);
+});
+afterAll(() => t.close());
+
+describe('commands on the database', () => {
+  it('migrate reports nothing left to apply on a migrated database', async () => {
+    const io = captureIo();
+    expect(await runCommand(['migrate'], t.database, io)).toBe(0);
+    expect(io.stdout).toMatch(/Applied 0 migration\(s\); \d+ in total/);
+  });
+
+  it('users verify marks the email verified, effective at once for a cached session', async () => {
+    const user = await factories.user({ verified: false });
+    const before = await t.app.inject({ method: 'GET', url: '/api/v1/users/me', headers: user.headers });
+    expect(before.json().is_verified).toBe(false);
+
+    const io = captureIo();
+    expect(await runCommand(['users', 'verify', user.email.toUpperCase()], t.database, io)).toBe(0);
+    expect(io.stdout).toContain(user.email);
+
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/users/me/api-keys',
+      headers: user.headers,
+      payload: { name: 'after verify' },
+    });
+    expect(created.statusCode).toBe(201);
+  });
+
+  it('users make-admin promotes a member, in one organization or all', async () => {
+    const admin = await factories.user();
+    const member = await factories.member(admin.organizationId, 'user');
+    expect(member.role).toBe('user');
+
+    const io = captureIo();
+    expect(
+      await runCommand(
+        ['users', 'make-admin', member.email, '--organization', String(admin.organizationId)],
+        t.database,
+        io,
+      ),
+    ).toBe(0);
+    expect(io.stdout).toMatch(/now admin in 1 organization/);
+    const me = await t.app.inject({ method: 'GET', url: '/api/v1/users/me', headers: member.headers });
+    expect(me.json().role).toBe('admin');
+  });
+
+  it('answers 1 for an unknown user or organization, and usage errors for bad arguments', async () => {
+    const io = captureIo();
+    expect(await runCommand(['users', 'verify', 'nobody@example.test'], t.database, io)).toBe(1);
+    expect(io.stderr).toMatch(/No user with email/);
+
+    const user = await factories.user();
+    expect(
+      await runCommand(['users', 'make-admin', user.email, '--organization', '999999'], t.database, io),
+    ).toBe(1);
+    expect(io.stderr).toMatch(/not a member of organization 999999/);
+
+    await expect(runCommand(['users', 'verify'], t.database, io)).rejects.toBeInstanceOf(UsageError);
+    await expect(runCommand(['frobnicate'], t.database, io)).rejects.toBeInstanceOf(UsageError);
+    await expect(
+      runCommand(['users', 'make-admin', user.email, '--organization', 'abc'], t.database, io),
+    ).rejects.toBeInstanceOf(UsageError);
+  });
+});
+
+describe('the switchboard binary', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' };
+
+  it('prints the OpenAPI document', async () => {
+    const { stdout } = await run(process.execPath, [BIN, 'openapi'], { cwd: ROOT, env });
+    const document = JSON.parse(stdout);
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toContain('/api/v1/auth/login');
+  }, 60_000);
+
+  it('prints usage and exits 2 on an unknown command', async () => {
+    const failure = await run(process.execPath, [BIN, 'frobnicate'], { cwd: ROOT, env }).catch((e) => e);
+    expect(failure.code).toBe(2);
+    expect(failure.stderr).toMatch(/Unknown command: frobnicate/);
+    expect(failure.stderr).toMatch(/Usage: switchboard/);
+  }, 60_000);
+
+  it('refuses to open an embedded database another process holds', async () => {
+    const release = acquireEmbeddedLock(dataDir); // this test process plays the running server
+    try {
+      const failure = await run(process.execPath, [BIN, 'migrate'], { cwd: ROOT, env }).catch((e) => e);
+      expect(failure.code).toBe(1);
+      expect(failure.stderr).toMatch(new RegExp(`in use by process ${process.pid}`));
+    } finally {
+      release();
+    }
+  }, 60_000);
+});
