@@ -48,6 +48,7 @@ export interface Platform {
   metrics: Registry;
   services: Services;
   apiKeyUsage: ApiKeyUsage;
+  authenticator: IdentityAuthenticator;
   startWorkers(): Promise<void>;
   /** Stops taking requests, drains running jobs, flushes counters, then closes the database. */
   stop(): Promise<void>;
@@ -94,6 +95,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     metrics,
     services,
     apiKeyUsage,
+    authenticator,
     startWorkers: () => registerWorkers(queue, { mailer }),
     stop() {
       stopping ??= (async () => {
