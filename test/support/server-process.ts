@@ -20,13 +20,14 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export function spawnServer(env: Record<string, string>): ServerProcess {
+/** Starts `script` (default: the Switchboard server) with the given environment. */
+export function spawnServer(env: Record<string, string>, script = 'src/server.ts'): ServerProcess {
   const childEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     // The child chooses its own database: never inherit the test run's server settings.
     if (value !== undefined && key !== 'DATABASE_URL' && key !== 'TEST_DATABASE_URL') childEnv[key] = value;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...childEnv, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -13,8 +13,13 @@ export interface AccessClaims {
   sessionId: string;
 }
 
+/** Verified tokens kept, so a client repeating its token skips the HMAC (WebCrypto is slow per call). */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class AccessTokens {
   readonly #key: Uint8Array;
+  /** Exact token string → its claims and expiry (ms). A token's claims cannot change before it expires. */
+  readonly #verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
 
   constructor(
     secretKey: string,
@@ -36,6 +41,19 @@ export class AccessTokens {
 
   /** The claims of a valid, unexpired token signed by this server; null for anything else. */
   async verify(token: string): Promise<AccessClaims | null> {
+    const known = this.#verified.get(token);
+    if (known) {
+      if (known.expiresAt > Date.now()) return known.claims;
+      this.#verified.delete(token);
+    }
+    const verified = await this.#verifySignature(token);
+    if (!verified) return null;
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.clear();
+    this.#verified.set(token, verified);
+    return verified.claims;
+  }
+
+  async #verifySignature(token: string): Promise<{ claims: AccessClaims; expiresAt: number } | null> {
     try {
       const { payload } = await jwtVerify(token, this.#key, {
         issuer: ISSUER,
@@ -46,7 +64,8 @@ export class AccessTokens {
       const { org, role, sid } = payload as { org?: unknown; role?: unknown; sid?: unknown };
       if (!Number.isInteger(userId) || typeof org !== 'number' || typeof sid !== 'string') return null;
       if (role !== 'admin' && role !== 'user') return null;
-      return { userId, organizationId: org, role, sessionId: sid };
+      if (typeof payload.exp !== 'number') return null;
+      return { claims: { userId, organizationId: org, role, sessionId: sid }, expiresAt: payload.exp * 1000 };
     } catch (error) {
       if (error instanceof errors.JOSEError) return null;
       throw error;
