@@ -59,7 +59,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     reply.header('X-Request-Id', request.id);
   });
 
+  // Cookie parsing must run before authentication; authentication's onRoute check must see every
+  // route registered after it, the documentation routes included.
   await app.register(fastifyCookie);
+  installAuthentication(app, deps.authenticator);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -85,7 +88,6 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   installValidation(app);
-  installAuthentication(app, deps.authenticator);
   installErrorHandling(app);
   installRequestMetrics(app, deps.metrics);
   app.addHook('onRoute', (route) => {

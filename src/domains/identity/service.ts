@@ -98,8 +98,8 @@ export class IdentityService {
   }
 
   /**
-   * Creates an organization with a unique slug (the given one, or one derived from the name).
-   * Returns undefined for a taken explicit slug so that the caller can answer 409.
+   * Creates an organization with a unique slug: the given one (409 when taken), or one derived from
+   * the name with a random suffix.
    */
   async createOrganization(
     ex: Executor,
@@ -213,10 +213,12 @@ export class IdentityService {
     const session = await this.deps.db.transaction(async (tx) => {
       const live = await store.findLiveSession(tx, sessionId);
       if (!live) throw unauthorized('Session expired');
-      await store.rotateRefreshToken(tx, sessionId, live.refreshTokenHash, {
+      const rotated = await store.rotateRefreshToken(tx, sessionId, live.refreshTokenHash, {
         refreshTokenHash: sha256Hex(secret),
         organizationId,
       });
+      // A refresh that raced this switch changed the token first: let the client retry with it.
+      if (!rotated) throw new AppError(409, 'The session changed during the switch; try again');
       await store.setLastOrganization(tx, user.id, organizationId);
       return live;
     });
