@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, UsageError } from '../src/cli.js';
 import { acquireEmbeddedLock } from '../src/db/embedded-lock.js';
 import { Factories } from './support/factories.js';
-import { startTestPlatform, type TestPlatform } from './support/harness.js';
+import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,7 +44,7 @@ describe('commands on the database', () => {
     expect(io.stdout).toMatch(/Applied 0 migration\(s\); \d+ in total/);
   });
 
-  it('users verify marks the email verified, effective at once for a cached session', async () => {
+  it('users verify marks the email verified, and a running server drops its cached view of the user', async () => {
     const user = await factories.user({ verified: false });
     const before = await t.app.inject({ method: 'GET', url: '/api/v1/users/me', headers: user.headers });
     expect(before.json().is_verified).toBe(false);
@@ -53,6 +53,11 @@ describe('commands on the database', () => {
     expect(await runCommand(['users', 'verify', user.email.toUpperCase()], t.database, io)).toBe(0);
     expect(io.stdout).toContain(user.email);
 
+    // The CLI runs beside the server: the server's cached principal learns of it through NOTIFY.
+    await waitFor(async () => {
+      const whoami = await t.app.inject({ method: 'GET', url: '/api/v1/auth/whoami', headers: user.headers });
+      return whoami.json().is_verified === true;
+    }, 5000);
     const created = await t.app.inject({
       method: 'POST',
       url: '/api/v1/users/me/api-keys',
