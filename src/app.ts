@@ -12,6 +12,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
+import { billingRoutes } from './domains/billing/routes.js';
 import { identityRoutes } from './domains/identity/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
 import { systemRoutes } from './domains/system/routes.js';
@@ -103,10 +104,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     metricsToken: config.metricsToken,
     version: VERSION,
   });
-  identityRoutes(app, deps.services.identity, { secure: config.publicUrl.startsWith('https:') });
-  userRoutes(app, deps.services.identity);
+  const cookie = { secure: config.publicUrl.startsWith('https:') };
+  identityRoutes(app, deps.services.identity, cookie);
+  userRoutes(app, { identity: deps.services.identity, users: deps.services.users, cookie });
   apiKeyRoutes(app, deps.services.apiKeys);
   organizationRoutes(app, deps.services.organizations);
+  billingRoutes(app, deps.services.billing);
 
   return app;
 }

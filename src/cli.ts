@@ -9,6 +9,7 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { type Database, openDatabase } from './db/client.js';
 import { acquireEmbeddedLock, EmbeddedLockError } from './db/embedded-lock.js';
 import { runMigrations } from './db/migrate.js';
+import { BillingService } from './domains/billing/service.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { normalizeEmail } from './domains/identity/service.js';
 import { findUserByEmail, markEmailVerified, setRole } from './domains/identity/store.js';
@@ -23,6 +24,7 @@ Commands:
   users make-admin EMAIL [--organization ID]
                                            Give a user the admin role (in every organization they
                                            belong to, or only in organization ID)
+  billing grant ORG_ID AMOUNT              Credit an organization's wallet (recorded in its ledger)
   openapi                                  Print the OpenAPI document of the API
 `;
 
@@ -41,7 +43,24 @@ export function checkCommand(args: string[]): void {
     if (!email) throw new UsageError(`users ${sub} needs an EMAIL`);
     return;
   }
+  if (command === 'billing' && sub === 'grant') {
+    parseGrant(args);
+    return;
+  }
   throw new UsageError(command ? `Unknown command: ${args.join(' ')}` : 'No command given');
+}
+
+function parseGrant(args: string[]): { organizationId: number; amount: number } {
+  const [, , organization, amountText] = args;
+  const organizationId = Number(organization);
+  const amount = Number(amountText);
+  if (!Number.isInteger(organizationId) || organizationId < 1) {
+    throw new UsageError('billing grant needs a numeric ORG_ID');
+  }
+  if (!amountText || !/^\d+(\.\d{1,4})?$/.test(amountText) || amount <= 0) {
+    throw new UsageError('billing grant needs a positive AMOUNT with at most 4 decimals');
+  }
+  return { organizationId, amount };
 }
 
 /** Runs one command against `database` (already open and migrated). Returns the exit code. */
@@ -80,6 +99,22 @@ export async function runCommand(args: string[], database: Database, io: CliIo):
     }
     // A running cluster (DATABASE_URL) drops its cached view of this user at once.
     await new IdentityChanges(database).userChanged(user.id);
+    return 0;
+  }
+  if (command === 'billing') {
+    const { organizationId, amount } = parseGrant(args);
+    const billing = new BillingService({ db: database.db });
+    if (!(await billing.organizationExists(organizationId))) {
+      io.err(`No organization with id ${organizationId}\n`);
+      return 1;
+    }
+    const entry = await billing.apply({
+      organizationId,
+      amount,
+      kind: 'grant',
+      description: 'Granted by an operator',
+    });
+    io.out(`Granted ${amount} to organization ${organizationId}; balance ${entry.balanceAfter}\n`);
     return 0;
   }
   throw new UsageError(`${command} needs no database`);

@@ -10,11 +10,13 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
+import { BillingService } from './domains/billing/service.js';
 import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { IdentityService } from './domains/identity/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
+import { UserService } from './domains/users/service.js';
 import { createMetrics } from './http/metrics.js';
 import type { App } from './http/types.js';
 import { Mailer } from './lib/mail.js';
@@ -36,6 +38,8 @@ export interface Services {
   identity: IdentityService;
   apiKeys: ApiKeyService;
   organizations: OrganizationService;
+  billing: BillingService;
+  users: UserService;
 }
 
 export interface Platform {
@@ -69,17 +73,35 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const apiKeyUsage = new ApiKeyUsage(database.db, logger);
   apiKeyUsage.start();
   const authenticator = new IdentityAuthenticator(database.db, tokens, apiKeyUsage, changes);
+  const billing = new BillingService({ db: database.db });
+  const organizations = new OrganizationService({
+    db: database.db,
+    secrets,
+    billing,
+    trialCredits: config.trialCredits,
+  });
+  const identity = new IdentityService({
+    db: database.db,
+    queue,
+    tokens,
+    mailer,
+    changes,
+    organizations,
+    config: { publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds },
+  });
   const services = {
-    identity: new IdentityService({
+    identity,
+    users: new UserService({
       db: database.db,
       queue,
-      tokens,
       mailer,
+      identity,
       changes,
-      config: { publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds },
+      publicUrl: config.publicUrl,
     }),
     apiKeys: new ApiKeyService({ db: database.db, usage: apiKeyUsage, changes }),
-    organizations: new OrganizationService({ db: database.db }),
+    organizations,
+    billing,
   };
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });

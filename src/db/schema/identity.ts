@@ -26,6 +26,13 @@ export const organizations = pgTable('organizations', {
   description: text('description'),
   domain: text('domain'),
   settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+  /** Non-secret SIP trunk settings (`sip_domain`, `inbound_enabled`); secrets live in provider_credentials. */
+  sipTrunkConfig: jsonb('sip_trunk_config').$type<Record<string, unknown>>(),
+  /** `{tts: {<provider>: {enabled, concurrent_limit}}, stt: {…}}` */
+  concurrencySettings: jsonb('concurrency_settings')
+    .$type<Record<string, Record<string, { enabled: boolean; concurrent_limit: number }>>>()
+    .notNull()
+    .default({}),
   ...timestamps,
 });
 
@@ -41,6 +48,8 @@ export const users = pgTable(
     lastName: text('last_name').notNull().default(''),
     emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
     preferences: jsonb('preferences').$type<Record<string, unknown>>().notNull().default({}),
+    /** When this user's first own organization received the trial credits (only one ever does). */
+    trialCreditsGrantedAt: timestamp('trial_credits_granted_at', { withTimezone: true }),
     /** The organization a login without `organization_id` opens. */
     lastOrganizationId: integer('last_organization_id').references(() => organizations.id, {
       onDelete: 'set null',

@@ -1,2 +1,5 @@
 /** The whole database schema, one module per domain. drizzle-kit generates migrations from this. */
+
+export * from './accounts.js';
+export * from './billing.js';
 export * from './identity.js';

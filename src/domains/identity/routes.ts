@@ -1,32 +1,19 @@
 /** /api/v1/auth: register, verify email, login, refresh, logout, switch organization. */
-import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf, SESSION_COOKIE } from '../../http/auth.js';
 import { Id, MessageBody } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { IdentityService, SignedIn } from './service.js';
-import { TokenBody, tokenView, UserOut, userView, WhoAmIOut, whoAmIView } from './views.js';
+import type { IdentityService } from './service.js';
+import { type CookiePolicy, sendSignedIn } from './sign-in-reply.js';
+import { TokenBody, UserOut, userView, WhoAmIOut, whoAmIView } from './views.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 256 });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 const tags = ['auth'];
 
-export function identityRoutes(app: App, identity: IdentityService, cookie: { secure: boolean }): void {
-  function sendSignedIn(reply: FastifyReply, signedIn: SignedIn, status = 200) {
-    if (signedIn.session.cookieToken) {
-      reply.setCookie(SESSION_COOKIE, signedIn.session.cookieToken, {
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: cookie.secure,
-        path: '/',
-        expires: signedIn.session.sessionExpiresAt,
-      });
-    }
-    return reply.code(status).send(tokenView(signedIn));
-  }
-
+export function identityRoutes(app: App, identity: IdentityService, cookie: CookiePolicy): void {
   app.post(
     '/api/v1/auth/register',
     {
@@ -56,7 +43,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
         },
         request.headers['user-agent'] ?? null,
       );
-      return sendSignedIn(reply, signedIn, 201);
+      return sendSignedIn(reply, signedIn, cookie, 201);
     },
   );
 
@@ -133,7 +120,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
         },
         request.headers['user-agent'] ?? null,
       );
-      return sendSignedIn(reply, signedIn);
+      return sendSignedIn(reply, signedIn, cookie);
     },
   );
 
@@ -148,7 +135,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
         response: { 200: TokenBody },
       },
     },
-    async (request, reply) => sendSignedIn(reply, await identity.refresh(request.body.refresh_token)),
+    async (request, reply) => sendSignedIn(reply, await identity.refresh(request.body.refresh_token), cookie),
   );
 
   app.post(
@@ -183,6 +170,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: { se
       sendSignedIn(
         reply,
         await identity.switchOrganization(principalOf(request), request.body.organization_id),
+        cookie,
       ),
   );
 

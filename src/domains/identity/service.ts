@@ -5,10 +5,11 @@
 import type { Db, Executor } from '../../db/client.js';
 import type { Principal, Role } from '../../http/access.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../http/errors.js';
-import { randomBase62, randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
+import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
 import type { Mailer } from '../../lib/mail.js';
 import { hashPassword, verifyPassword } from '../../lib/passwords.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
+import type { OrganizationService } from '../organizations/service.js';
 import type { AccessTokens } from './access-tokens.js';
 import { splitSessionToken } from './authenticator.js';
 import type { IdentityChanges } from './principal-cache.js';
@@ -43,17 +44,6 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-function slugify(name: string): string {
-  const base = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40);
-  return base || 'org';
-}
-
 export class IdentityService {
   constructor(
     private readonly deps: {
@@ -62,6 +52,7 @@ export class IdentityService {
       tokens: AccessTokens;
       mailer: Mailer;
       changes: IdentityChanges;
+      organizations: OrganizationService;
       config: IdentityConfig;
     },
   ) {}
@@ -88,33 +79,12 @@ export class IdentityService {
       if (!user) throw new AppError(409, 'An account with this email already exists');
       const name =
         input.organizationName?.trim() || `${user.firstName || email.split('@')[0]}'s organization`;
-      const organization = await this.createOrganization(tx, { name });
-      await store.insertMembership(tx, user.id, organization.id, 'admin');
+      const organization = await this.deps.organizations.create(tx, user.id, { name });
       await store.setLastOrganization(tx, user.id, organization.id);
-      await this.#sendVerification(tx, jobs, user);
-      const session = await this.#openSession(tx, user.id, organization.id, 'admin', userAgent);
+      await this.queueVerificationMail(tx, jobs, user);
+      const session = await this.openSession(tx, user.id, organization.id, 'admin', userAgent);
       return { user, organization, role: 'admin', session };
     });
-  }
-
-  /**
-   * Creates an organization with a unique slug: the given one (409 when taken), or one derived from
-   * the name with a random suffix.
-   */
-  async createOrganization(
-    ex: Executor,
-    values: { name: string; slug?: string; description?: string | null; domain?: string | null },
-  ): Promise<store.OrganizationRow> {
-    if (values.slug) {
-      const row = await store.insertOrganization(ex, { ...values, slug: values.slug });
-      if (!row) throw new AppError(409, 'An organization with this slug already exists');
-      return row;
-    }
-    for (;;) {
-      const slug = `${slugify(values.name)}-${randomBase62(6).toLowerCase()}`;
-      const row = await store.insertOrganization(ex, { ...values, slug });
-      if (row) return row;
-    }
   }
 
   async verifyEmail(token: string): Promise<store.UserRow> {
@@ -134,7 +104,7 @@ export class IdentityService {
       const user = await store.findUserById(tx, principal.user.id);
       if (!user) throw unauthorized();
       if (user.emailVerifiedAt) throw badRequest('Email address is already verified');
-      await this.#sendVerification(tx, jobs, user);
+      await this.queueVerificationMail(tx, jobs, user);
     });
   }
 
@@ -149,7 +119,7 @@ export class IdentityService {
     const membership = await this.#chooseMembership(user, input.organizationId);
     return this.deps.db.transaction(async (tx) => {
       await store.setLastOrganization(tx, user.id, membership.organizationId);
-      const session = await this.#openSession(
+      const session = await this.openSession(
         tx,
         user.id,
         membership.organizationId,
@@ -250,7 +220,8 @@ export class IdentityService {
     return chosen;
   }
 
-  async #sendVerification(ex: Executor, jobs: JobEnqueuer, user: store.UserRow): Promise<void> {
+  /** Creates a verification token for `user` and queues the mail carrying it (commits with `ex`). */
+  async queueVerificationMail(ex: Executor, jobs: JobEnqueuer, user: store.UserRow): Promise<void> {
     const token = randomToken(32);
     await store.insertEmailToken(ex, {
       userId: user.id,
@@ -270,7 +241,8 @@ export class IdentityService {
     });
   }
 
-  async #openSession(
+  /** Opens a login session: access token, rotating refresh token, session cookie and CSRF token. */
+  async openSession(
     ex: Executor,
     userId: number,
     organizationId: number,

@@ -46,18 +46,6 @@ export async function markEmailVerified(ex: Executor, userId: number): Promise<v
     .where(eq(users.id, userId));
 }
 
-export async function insertOrganization(
-  ex: Executor,
-  values: { name: string; slug: string; description?: string | null; domain?: string | null },
-): Promise<OrganizationRow | undefined> {
-  const [row] = await ex
-    .insert(organizations)
-    .values(values)
-    .onConflictDoNothing({ target: organizations.slug })
-    .returning();
-  return row;
-}
-
 export async function insertMembership(ex: Executor, userId: number, organizationId: number, role: Role) {
   await ex.insert(memberships).values({ userId, organizationId, role });
 }

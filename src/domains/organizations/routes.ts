@@ -1,27 +1,113 @@
-/** /api/v1/organization: the caller's current organization. */
-import { Type } from 'typebox';
+/** /api/v1/organization: the caller's organization, its settings, credentials and readiness. */
+import { type TSchema, Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { OrganizationService } from './service.js';
+import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
+import { maskCredential } from './credentials.js';
+import type { OrganizationDetails, OrganizationService } from './service.js';
 import type { OrganizationRow } from './store.js';
+
+const tags = ['organization'];
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const OpenObject = Type.Object({}, { additionalProperties: true });
+const Secret = (description: string) => Type.String({ minLength: 1, maxLength: 4096, description });
+
+const SettingsIn = Type.Object(
+  {
+    default_timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    hipaa_enabled: Type.Optional(Nullable(Type.Boolean())),
+    baa_signed: Type.Optional(Nullable(Type.Boolean())),
+    enforce_sms_compliance: Type.Optional(Nullable(Type.Boolean())),
+  },
+  {
+    additionalProperties: true,
+    description: 'Merged into the stored settings: named keys change, a null value removes the key.',
+  },
+);
+
+const CarrierIn = {
+  carrier_a: Type.Object(
+    { account_sid: Type.String({ minLength: 1, maxLength: 128 }), auth_token: Secret('Auth token') },
+    { additionalProperties: false },
+  ),
+  carrier_b: Type.Object(
+    { api_key: Secret('API key'), connection_id: Type.String({ minLength: 1, maxLength: 128 }) },
+    { additionalProperties: false },
+  ),
+  carrier_c: Type.Object(
+    {
+      application_id: Type.String({ minLength: 1, maxLength: 128 }),
+      private_key: Secret('Private key (PEM)'),
+    },
+    { additionalProperties: false },
+  ),
+};
+
+const OrganizationUpdateIn = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  settings: Type.Optional(SettingsIn),
+  api_keys: Type.Optional(
+    Type.Object(
+      Object.fromEntries(
+        KEYED_VENDORS.map((vendor) => [
+          vendor,
+          Type.Optional(
+            Nullable(Type.Object({ api_key: Secret('API key') }, { additionalProperties: false })),
+          ),
+        ]),
+      ),
+      {
+        additionalProperties: false,
+        description: `Vendor id → {api_key}; null removes it. Vendors: ${KEYED_VENDORS.join(', ')}. A masked value (****…) keeps the stored key.`,
+      },
+    ),
+  ),
+  sip_trunk_config: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          sip_domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+          inbound_enabled: Type.Optional(Type.Boolean()),
+          username: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+          password: Type.Optional(Secret('SIP password')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  ),
+  carrier_a: Type.Optional(Nullable(CarrierIn.carrier_a)),
+  carrier_b: Type.Optional(Nullable(CarrierIn.carrier_b)),
+  carrier_c: Type.Optional(Nullable(CarrierIn.carrier_c)),
+});
+
+const MaskedCredential = Type.Object({}, { additionalProperties: Type.String() });
 
 const OrganizationOut = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
     slug: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
-    domain: Type.Union([Type.String(), Type.Null()]),
-    settings: Type.Object({}, { additionalProperties: true }),
+    description: Nullable(Type.String()),
+    domain: Nullable(Type.String()),
+    settings: OpenObject,
+    api_keys: Type.Object(
+      {},
+      { additionalProperties: Type.Object({ api_key: Type.String(), active: Type.Boolean() }) },
+    ),
+    carrier_a: Nullable(MaskedCredential),
+    carrier_b: Nullable(MaskedCredential),
+    carrier_c: Nullable(MaskedCredential),
+    sip_trunk_config: Nullable(OpenObject),
+    inactive_keys: Type.Array(Type.Object({ provider: Type.String(), reason: Type.String() })),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
   { title: 'Organization' },
 );
 
-export function organizationView(row: OrganizationRow) {
+function baseView(row: OrganizationRow) {
   return {
     id: row.id,
     name: row.name,
@@ -34,17 +120,198 @@ export function organizationView(row: OrganizationRow) {
   };
 }
 
+export function organizationView(details: OrganizationDetails) {
+  const { row, credentials } = details;
+  const apiKeys: Record<string, { api_key: string; active: boolean }> = {};
+  const inactive: Array<{ provider: string; reason: string }> = [];
+  for (const vendor of KEYED_VENDORS) {
+    const credential = credentials.get(vendor);
+    if (!credential) continue;
+    apiKeys[vendor] = {
+      api_key: maskCredential(vendor, credential).api_key ?? '',
+      active: !details.byoInactiveReason,
+    };
+    if (details.byoInactiveReason) inactive.push({ provider: vendor, reason: details.byoInactiveReason });
+  }
+  const carrier = (id: (typeof CARRIERS)[number]) => {
+    const credential = credentials.get(id);
+    return credential ? maskCredential(id, credential) : null;
+  };
+  const sip = credentials.get('sip_trunk');
+  return {
+    ...baseView(row),
+    api_keys: apiKeys,
+    carrier_a: carrier('carrier_a'),
+    carrier_b: carrier('carrier_b'),
+    carrier_c: carrier('carrier_c'),
+    sip_trunk_config:
+      row.sipTrunkConfig || sip
+        ? { ...(row.sipTrunkConfig ?? {}), ...(sip ? maskCredential('sip_trunk', sip) : {}) }
+        : null,
+    inactive_keys: inactive,
+  };
+}
+
+const ProviderStatus = Type.Object({
+  ready: Type.Boolean(),
+  usable: Type.Array(Type.Object({ provider: Type.String(), sources: Type.Array(Type.String()) })),
+  inactive: Type.Array(
+    Type.Object({ provider: Type.String(), source: Type.String(), reason: Type.String() }),
+  ),
+});
+
+const Limit = Type.Object(
+  { enabled: Type.Boolean(), concurrent_limit: Type.Integer({ minimum: 1, maximum: 100_000 }) },
+  { additionalProperties: false },
+);
+const limitsFor = (providers: readonly string[]) =>
+  Type.Object(Object.fromEntries(providers.map((p) => [p, Type.Optional(Limit)])), {
+    additionalProperties: false,
+  });
+const ConcurrencyIn = Type.Object(
+  { tts: Type.Optional(limitsFor(TTS_PROVIDERS)), stt: Type.Optional(limitsFor(STT_PROVIDERS)) },
+  { additionalProperties: false },
+);
+const ConcurrencyOut = Type.Object({
+  tts: Type.Object({}, { additionalProperties: Limit }),
+  stt: Type.Object({}, { additionalProperties: Limit }),
+});
+const concurrencyView = (row: OrganizationRow) => ({
+  tts: row.concurrencySettings.tts ?? {},
+  stt: row.concurrencySettings.stt ?? {},
+});
+
 export function organizationRoutes(app: App, organizations: OrganizationService): void {
   app.get(
     '/api/v1/organization',
     {
       config: { access: access.area('organization') },
       schema: {
-        tags: ['organization'],
-        summary: 'The current organization',
+        tags,
+        summary: 'The current organization, with its stored credentials masked',
         response: { 200: OrganizationOut },
       },
     },
     async (request) => organizationView(await organizations.current(principalOf(request))),
+  );
+
+  app.post(
+    '/api/v1/organization/create',
+    {
+      config: { access: access.user },
+      schema: {
+        tags,
+        summary: 'Create another organization; the caller becomes its admin',
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          slug: Type.String({
+            pattern: '^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$',
+            description: '3-63 lower-case letters, digits and hyphens; unique on the platform',
+          }),
+          description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+          domain: Type.Optional(
+            Nullable(
+              Type.String({
+                maxLength: 253,
+                pattern: '^(?=.{1,253}$)([a-zA-Z0-9-]{1,63}\\.)+[a-zA-Z]{2,63}$',
+              }),
+            ),
+          ),
+        }),
+        response: { 201: Type.Object({ ...OrganizationOut.properties }) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const row = await organizations.createForUser(principal, request.body);
+      const details = { row, credentials: new Map(), byoInactiveReason: null };
+      return reply.code(201).send(organizationView(details));
+    },
+  );
+
+  app.put(
+    '/api/v1/organization',
+    {
+      config: { access: { role: 'admin', area: 'organization' } },
+      schema: {
+        tags,
+        summary: 'Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk',
+        body: OrganizationUpdateIn,
+        response: { 200: OrganizationOut },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const details = await organizations.update(principalOf(request), {
+        name: body.name,
+        settings: body.settings as Record<string, unknown> | undefined,
+        apiKeys: body.api_keys as Record<string, { api_key: string } | null> | undefined,
+        sipTrunkConfig: body.sip_trunk_config,
+        carriers: Object.fromEntries(
+          CARRIERS.filter((id) => body[id] !== undefined).map((id) => [
+            id,
+            body[id] as Record<string, string> | null,
+          ]),
+        ),
+      });
+      return organizationView(details);
+    },
+  );
+
+  app.get(
+    '/api/v1/organization/configuration-status',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary: 'Which providers have usable credentials, which are inactive and why, and what is missing',
+        response: {
+          200: Type.Object({
+            ready: Type.Boolean(),
+            missing: Type.Array(Type.String()),
+            providers: Type.Object({
+              telephony: ProviderStatus,
+              llm: ProviderStatus,
+              stt: ProviderStatus,
+              tts: ProviderStatus,
+            }),
+          }),
+        },
+      },
+    },
+    async (request) => organizations.configurationStatus(principalOf(request)),
+  );
+
+  app.get(
+    '/api/v1/organization/concurrency-settings',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary: 'Concurrent-session limits per speech provider',
+        response: { 200: ConcurrencyOut },
+      },
+    },
+    async (request) => concurrencyView((await organizations.current(principalOf(request))).row),
+  );
+
+  app.put(
+    '/api/v1/organization/concurrency-settings',
+    {
+      config: { access: { role: 'admin', area: 'organization' } },
+      schema: {
+        tags,
+        summary: 'Replace the concurrent-session limits per speech provider',
+        body: ConcurrencyIn,
+        response: { 200: ConcurrencyOut },
+      },
+    },
+    async (request) =>
+      concurrencyView(
+        await organizations.updateConcurrency(principalOf(request), {
+          tts: (request.body.tts ?? {}) as Record<string, { enabled: boolean; concurrent_limit: number }>,
+          stt: (request.body.stt ?? {}) as Record<string, { enabled: boolean; concurrent_limit: number }>,
+        }),
+      ),
   );
 }

@@ -1,15 +1,269 @@
-/** The caller's organization. Settings and provider credentials arrive with the accounts issue. */
-import type { Db } from '../../db/client.js';
+/**
+ * The caller's organization: creation (with the one-time trial credits), settings, provider
+ * credentials (sealed at rest, masked when shown), and how ready it is to take calls.
+ */
+import type { Db, Executor } from '../../db/client.js';
 import type { Principal } from '../../http/access.js';
-import { notFound } from '../../http/errors.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
+import { randomBase62 } from '../../lib/crypto.js';
+import { CARRIERS, KEYED_VENDORS, kindOfVendor, type ProviderKind } from '../../lib/providers.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import type { BillingService } from '../billing/service.js';
+import { listFallbackKeys } from '../fallback-keys/store.js';
+import { type Credential, mergeCredential } from './credentials.js';
 import * as store from './store.js';
 
-export class OrganizationService {
-  constructor(private readonly deps: { db: Db }) {}
+export const BYO_INACTIVE_REASON =
+  'settings.hipaa_enabled is true and no business associate agreement is recorded (settings.baa_signed): ' +
+  'bring-your-own keys are saved but not used';
 
-  async current(principal: Principal): Promise<store.OrganizationRow> {
-    const row = await store.findOwnOrganization(this.deps.db, principal.tenant);
+export interface OrganizationDetails {
+  row: store.OrganizationRow;
+  /** Opened credentials by provider. */
+  credentials: Map<string, Credential>;
+  /** Why the organization's own vendor keys are not used, if they are not. */
+  byoInactiveReason: string | null;
+}
+
+export interface OrganizationUpdate {
+  name?: string;
+  settings?: Record<string, unknown>;
+  apiKeys?: Record<string, { api_key: string } | null>;
+  sipTrunkConfig?: {
+    sip_domain?: string;
+    inbound_enabled?: boolean;
+    username?: string;
+    password?: string;
+  } | null;
+  carriers?: Partial<Record<(typeof CARRIERS)[number], Credential | null>>;
+}
+
+function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return base || 'org';
+}
+
+export function byoInactiveReason(settings: Record<string, unknown>): string | null {
+  return settings.hipaa_enabled === true && settings.baa_signed !== true ? BYO_INACTIVE_REASON : null;
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class OrganizationService {
+  constructor(
+    private readonly deps: { db: Db; secrets: SecretBox; billing: BillingService; trialCredits: number },
+  ) {}
+
+  /**
+   * Creates an organization whose admin is `userId`. The slug is the given one (409 when taken) or
+   * derived from the name. The user's first own organization receives the trial credits.
+   */
+  async create(
+    ex: Executor,
+    userId: number,
+    values: { name: string; slug?: string; description?: string | null; domain?: string | null },
+  ): Promise<store.OrganizationRow> {
+    let row: store.OrganizationRow | undefined;
+    if (values.slug) {
+      row = await store.insertOrganization(ex, { ...values, slug: values.slug });
+      if (!row) throw new AppError(409, 'An organization with this slug already exists');
+    } else {
+      while (!row) {
+        row = await store.insertOrganization(ex, {
+          ...values,
+          slug: `${slugify(values.name)}-${randomBase62(6).toLowerCase()}`,
+        });
+      }
+    }
+    await store.insertAdminMembership(ex, userId, row.id);
+    if (this.deps.trialCredits > 0 && (await store.claimTrialCredits(ex, userId))) {
+      await this.deps.billing.apply(
+        {
+          organizationId: row.id,
+          amount: this.deps.trialCredits,
+          kind: 'trial_credit',
+          description: 'Trial credits',
+        },
+        ex,
+      );
+    }
+    return row;
+  }
+
+  async createForUser(
+    principal: Principal,
+    values: { name: string; slug: string; description?: string | null; domain?: string | null },
+  ): Promise<store.OrganizationRow> {
+    return this.deps.db.transaction((tx) => this.create(tx, principal.user.id, values));
+  }
+
+  async current(principal: Principal): Promise<OrganizationDetails> {
+    return this.#details(this.deps.db, principal);
+  }
+
+  async update(principal: Principal, update: OrganizationUpdate): Promise<OrganizationDetails> {
+    if (
+      typeof update.settings?.default_timezone === 'string' &&
+      !isTimeZone(update.settings.default_timezone)
+    ) {
+      throw invalidField(['body', 'settings', 'default_timezone'], 'Unknown time zone');
+    }
+    return this.deps.db.transaction(async (tx) => {
+      const before = await this.#details(tx, principal);
+      const changes: Parameters<typeof store.updateOrganization>[2] = {};
+      if (update.name !== undefined) changes.name = update.name;
+      if (update.settings !== undefined) {
+        // Settings merge: named keys change, `null` removes a key, others stay.
+        const merged = { ...before.row.settings };
+        for (const [key, value] of Object.entries(update.settings)) {
+          if (value === null) delete merged[key];
+          else merged[key] = value;
+        }
+        changes.settings = merged;
+      }
+
+      const credentialChanges = new Map<string, Credential | null>();
+      for (const [vendor, value] of Object.entries(update.apiKeys ?? {}))
+        credentialChanges.set(vendor, value);
+      for (const [carrier, value] of Object.entries(update.carriers ?? {}))
+        credentialChanges.set(carrier, value ?? null);
+      if (update.sipTrunkConfig !== undefined) {
+        const { username, password, ...plain } = update.sipTrunkConfig ?? {};
+        changes.sipTrunkConfig = update.sipTrunkConfig === null ? null : plain;
+        const secret = Object.fromEntries(
+          Object.entries({ username, password }).filter(([, v]) => v !== undefined),
+        ) as Credential;
+        if (update.sipTrunkConfig === null) credentialChanges.set('sip_trunk', null);
+        else if (Object.keys(secret).length > 0) credentialChanges.set('sip_trunk', secret);
+      }
+      for (const [provider, incoming] of credentialChanges) {
+        if (incoming === null) {
+          await store.deleteCredential(tx, principal.tenant, provider);
+          continue;
+        }
+        const { credential, unknownMasked } = mergeCredential(
+          provider,
+          incoming,
+          before.credentials.get(provider),
+        );
+        if (unknownMasked) {
+          const where =
+            provider === 'sip_trunk'
+              ? ['sip_trunk_config']
+              : KEYED_VENDORS.includes(provider as never)
+                ? ['api_keys', provider]
+                : [provider];
+          throw invalidField(
+            ['body', ...where, unknownMasked],
+            'A masked value can only stand for a stored secret; send the secret itself',
+          );
+        }
+        await store.upsertCredential(tx, principal.tenant, provider, this.deps.secrets.sealJson(credential));
+      }
+      if (Object.keys(changes).length > 0 || credentialChanges.size > 0) {
+        await store.updateOrganization(tx, principal.tenant, changes);
+      }
+      return this.#details(tx, principal);
+    });
+  }
+
+  /** Per provider kind: which providers have usable credentials, which are inactive and why. */
+  async configurationStatus(principal: Principal) {
+    const details = await this.#details(this.deps.db, principal);
+    const fallbacks = await listFallbackKeys(this.deps.db, principal.tenant);
+    type Usable = { provider: string; sources: string[] };
+    type Inactive = { provider: string; source: string; reason: string };
+    const kinds: Record<ProviderKind, { usable: Map<string, Usable>; inactive: Inactive[] }> = {
+      telephony: { usable: new Map(), inactive: [] },
+      llm: { usable: new Map(), inactive: [] },
+      stt: { usable: new Map(), inactive: [] },
+      tts: { usable: new Map(), inactive: [] },
+    };
+    const use = (kind: ProviderKind, provider: string, source: string) => {
+      const entry = kinds[kind].usable.get(provider) ?? { provider, sources: [] };
+      if (!entry.sources.includes(source)) entry.sources.push(source);
+      kinds[kind].usable.set(provider, entry);
+    };
+    for (const carrier of CARRIERS)
+      if (details.credentials.has(carrier)) use('telephony', carrier, 'organization');
+    const sipDomain = details.row.sipTrunkConfig?.sip_domain;
+    if (typeof sipDomain === 'string' && sipDomain !== '') use('telephony', 'sip_trunk', 'organization');
+    for (const vendor of KEYED_VENDORS) {
+      if (!details.credentials.has(vendor)) continue;
+      if (details.byoInactiveReason) {
+        kinds[kindOfVendor(vendor)].inactive.push({
+          provider: vendor,
+          source: 'organization',
+          reason: details.byoInactiveReason,
+        });
+      } else {
+        use(kindOfVendor(vendor), vendor, 'organization');
+      }
+    }
+    for (const key of fallbacks) {
+      const kind = kindOfVendor(key.provider as (typeof KEYED_VENDORS)[number]);
+      if (key.enabled) use(kind, key.provider, 'fallback');
+      else
+        kinds[kind].inactive.push({
+          provider: key.provider,
+          source: 'fallback',
+          reason: `fallback key "${key.name}" is disabled`,
+        });
+    }
+    const MISSING: Record<ProviderKind, string> = {
+      telephony:
+        'telephony: no carrier credentials (carrier_a, carrier_b, carrier_c) and no SIP trunk domain',
+      llm: 'llm: no usable key for any language model (api_keys or fallback keys for llm_a … llm_e)',
+      stt: 'stt: no usable speech-to-text key (api_keys or fallback keys for stt_a)',
+      tts: 'tts: no usable text-to-speech key (api_keys or fallback keys for tts_a … tts_d)',
+    };
+    const providers = Object.fromEntries(
+      (Object.keys(kinds) as ProviderKind[]).map((kind) => [
+        kind,
+        {
+          ready: kinds[kind].usable.size > 0,
+          usable: [...kinds[kind].usable.values()],
+          inactive: kinds[kind].inactive,
+        },
+      ]),
+    ) as Record<ProviderKind, { ready: boolean; usable: Usable[]; inactive: Inactive[] }>;
+    const missing = (Object.keys(kinds) as ProviderKind[])
+      .filter((k) => !providers[k].ready)
+      .map((k) => MISSING[k]);
+    return { ready: missing.length === 0, missing, providers };
+  }
+
+  async updateConcurrency(
+    principal: Principal,
+    settings: Record<string, Record<string, { enabled: boolean; concurrent_limit: number }>>,
+  ): Promise<store.OrganizationRow> {
+    const row = await store.updateOrganization(this.deps.db, principal.tenant, {
+      concurrencySettings: settings,
+    });
     if (!row) throw notFound('Organization not found');
     return row;
+  }
+
+  async #details(ex: Executor, principal: Principal): Promise<OrganizationDetails> {
+    const row = await store.findOwnOrganization(ex, principal.tenant);
+    if (!row) throw notFound('Organization not found');
+    const credentials = new Map<string, Credential>();
+    for (const stored of await store.listCredentials(ex, principal.tenant)) {
+      credentials.set(stored.provider, this.deps.secrets.openJson<Credential>(stored.sealed));
+    }
+    return { row, credentials, byoInactiveReason: byoInactiveReason(row.settings) };
   }
 }

@@ -1,10 +1,11 @@
-/** SQL of organizations as seen by their members. */
-import { eq } from 'drizzle-orm';
+/** SQL of organizations as seen by their members, and of their stored credentials. */
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { organizations } from '../../db/schema/index.js';
+import { memberships, organizations, providerCredentials, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
+export type CredentialRow = typeof providerCredentials.$inferSelect;
 
 /** The tenant's own organization row (the tenant is the organization itself). */
 export async function findOwnOrganization(
@@ -17,4 +18,67 @@ export async function findOwnOrganization(
     .where(eq(organizations.id, tenant.organizationId))
     .limit(1);
   return row;
+}
+
+export async function insertOrganization(
+  ex: Executor,
+  values: { name: string; slug: string; description?: string | null; domain?: string | null },
+): Promise<OrganizationRow | undefined> {
+  const [row] = await ex
+    .insert(organizations)
+    .values(values)
+    .onConflictDoNothing({ target: organizations.slug })
+    .returning();
+  return row;
+}
+
+export async function insertAdminMembership(
+  ex: Executor,
+  userId: number,
+  organizationId: number,
+): Promise<void> {
+  await ex.insert(memberships).values({ userId, organizationId, role: 'admin' });
+}
+
+/** Claims the user's one-time trial credits; true only the first time, even under concurrency. */
+export async function claimTrialCredits(ex: Executor, userId: number): Promise<boolean> {
+  const rows = await ex
+    .update(users)
+    .set({ trialCreditsGrantedAt: sql`now()` })
+    .where(and(eq(users.id, userId), isNull(users.trialCreditsGrantedAt)))
+    .returning({ id: users.id });
+  return rows.length === 1;
+}
+
+export async function updateOrganization(
+  ex: Executor,
+  tenant: Tenant,
+  changes: Partial<Pick<OrganizationRow, 'name' | 'settings' | 'sipTrunkConfig' | 'concurrencySettings'>>,
+): Promise<OrganizationRow | undefined> {
+  const [row] = await ex
+    .update(organizations)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(eq(organizations.id, tenant.organizationId))
+    .returning();
+  return row;
+}
+
+export async function listCredentials(ex: Executor, tenant: Tenant): Promise<CredentialRow[]> {
+  return ex.select().from(providerCredentials).where(tenant.owns(providerCredentials));
+}
+
+export async function upsertCredential(ex: Executor, tenant: Tenant, provider: string, sealed: string) {
+  await ex
+    .insert(providerCredentials)
+    .values({ organizationId: tenant.organizationId, provider, sealed })
+    .onConflictDoUpdate({
+      target: [providerCredentials.organizationId, providerCredentials.provider],
+      set: { sealed, updatedAt: sql`now()` },
+    });
+}
+
+export async function deleteCredential(ex: Executor, tenant: Tenant, provider: string): Promise<void> {
+  await ex
+    .delete(providerCredentials)
+    .where(tenant.where(providerCredentials, eq(providerCredentials.provider, provider)));
 }

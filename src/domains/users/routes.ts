@@ -1,17 +1,82 @@
-/** /api/v1/users: the current user's profile. */
+/** /api/v1/users: the current user's profile and password, the organization's members, invitations. */
+import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { invalidField } from '../../http/errors.js';
+import { iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IdentityService } from '../identity/service.js';
-import { ProfileOut, profileView } from '../identity/views.js';
+import { type CookiePolicy, sendSignedIn } from '../identity/sign-in-reply.js';
+import { ProfileOut, profileView, RoleOut, TokenBody } from '../identity/views.js';
+import type { UserService } from './service.js';
+import type { InvitationRow, MemberRow } from './store.js';
 
-export function userRoutes(app: App, identity: IdentityService): void {
+const tags = ['users'];
+const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Email = Type.String({ format: 'email', maxLength: 254 });
+const Password = Type.String({ minLength: 8, maxLength: 256 });
+const InvitationToken = Type.String({ minLength: 20, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' });
+
+const MemberOut = Type.Object(
+  {
+    id: Type.Integer(),
+    email: Type.String(),
+    first_name: Type.String(),
+    last_name: Type.String(),
+    role: RoleOut,
+    is_verified: Type.Boolean(),
+    joined_at: Timestamp,
+  },
+  { title: 'Member' },
+);
+
+const memberView = (m: MemberRow) => ({
+  id: m.id,
+  email: m.email,
+  first_name: m.firstName,
+  last_name: m.lastName,
+  role: m.role,
+  is_verified: m.emailVerifiedAt !== null,
+  joined_at: iso(m.joinedAt),
+});
+
+const InvitationOut = Type.Object(
+  {
+    id: Type.Integer(),
+    organization_id: Type.Integer(),
+    email: Type.String(),
+    first_name: Type.String(),
+    last_name: Type.String(),
+    role: RoleOut,
+    expires_at: Timestamp,
+    created_at: Timestamp,
+  },
+  { title: 'Invitation' },
+);
+
+const invitationView = (row: InvitationRow) => ({
+  id: row.id,
+  organization_id: row.organizationId,
+  email: row.email,
+  first_name: row.firstName,
+  last_name: row.lastName,
+  role: row.role,
+  expires_at: iso(row.expiresAt),
+  created_at: iso(row.createdAt),
+});
+
+export function userRoutes(
+  app: App,
+  deps: { identity: IdentityService; users: UserService; cookie: CookiePolicy },
+): void {
+  const { identity, users } = deps;
+
   app.get(
     '/api/v1/users/me',
     {
       config: { access: access.authenticated },
       schema: {
-        tags: ['users'],
+        tags,
         summary: 'The authenticated user, their role here, and every organization they belong to',
         response: { 200: ProfileOut },
       },
@@ -20,6 +85,173 @@ export function userRoutes(app: App, identity: IdentityService): void {
       const principal = principalOf(request);
       const { user, memberships } = await identity.profile(principal);
       return profileView(user, principal.organization.id, principal.role, memberships);
+    },
+  );
+
+  app.put(
+    '/api/v1/users/me',
+    {
+      config: { access: access.user },
+      schema: {
+        tags,
+        summary: 'Change your name, email (verified again) or preferences',
+        body: Type.Object({
+          first_name: Type.Optional(Name),
+          last_name: Type.Optional(Name),
+          email: Type.Optional(Email),
+          preferences: Type.Optional(
+            Type.Object(
+              { timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+              {
+                additionalProperties: true,
+                description: 'Replaces the stored preferences. `timezone` is an IANA zone.',
+              },
+            ),
+          ),
+        }),
+        response: { 200: ProfileOut },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const body = request.body;
+      await users.updateProfile(principal, {
+        firstName: body.first_name,
+        lastName: body.last_name,
+        email: body.email,
+        preferences: body.preferences as Record<string, unknown> | undefined,
+      });
+      const { user, memberships } = await identity.profile(principal);
+      return profileView(user, principal.organization.id, principal.role, memberships);
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/change-password',
+    {
+      config: { access: access.user },
+      schema: {
+        tags,
+        summary: 'Set a new password; every other session of yours ends',
+        body: Type.Object({
+          current_password: Type.String({
+            maxLength: 256,
+            description: 'Empty when the account has no password yet',
+          }),
+          new_password: Password,
+        }),
+        response: { 200: Type.Object({ message: Type.String(), sessions_ended: Type.Integer() }) },
+      },
+    },
+    async (request) => {
+      const ended = await users.changePassword(
+        principalOf(request),
+        request.body.current_password,
+        request.body.new_password,
+      );
+      return { message: 'Password changed', sessions_ended: ended };
+    },
+  );
+
+  app.get(
+    '/api/v1/users',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary: "The organization's members and their roles",
+        response: { 200: Type.Array(MemberOut) },
+      },
+    },
+    async (request) => (await users.members(principalOf(request))).map(memberView),
+  );
+
+  app.post(
+    '/api/v1/users/invite',
+    {
+      config: { access: { role: 'admin', area: 'organization' } },
+      schema: {
+        tags,
+        summary: 'Invite someone by email; the mail carries a single-use token valid for 7 days',
+        body: Type.Object({
+          email: Email,
+          first_name: Name,
+          last_name: Name,
+          role: Type.Union([Type.Literal('user'), Type.Literal('admin')], { default: 'user' }),
+        }),
+        response: { 201: InvitationOut },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const invitation = await users.invite(principalOf(request), {
+        email: body.email,
+        firstName: body.first_name,
+        lastName: body.last_name,
+        role: body.role,
+      });
+      return reply.code(201).send(invitationView(invitation));
+    },
+  );
+
+  app.get(
+    '/api/v1/users/invitation/:token',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'What an invitation token is for (public: the token is the credential)',
+        params: Type.Object({ token: InvitationToken }),
+        response: {
+          200: Type.Object({
+            organization_name: Type.String(),
+            email: Type.String(),
+            first_name: Type.String(),
+            last_name: Type.String(),
+            role: RoleOut,
+            expires_at: Timestamp,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const invitation = await users.invitation(request.params.token);
+      return {
+        organization_name: invitation.organizationName,
+        email: invitation.email,
+        first_name: invitation.firstName,
+        last_name: invitation.lastName,
+        role: invitation.role,
+        expires_at: iso(invitation.expiresAt),
+      };
+    },
+  );
+
+  app.post(
+    '/api/v1/users/accept-invitation',
+    {
+      config: { access: access.public },
+      schema: {
+        tags,
+        summary: 'Accept an invitation: creates the account (or joins an existing one) and signs it in',
+        body: Type.Object({
+          token: InvitationToken,
+          password: Password,
+          confirm_password: Type.String({ maxLength: 256 }),
+        }),
+        response: { 200: TokenBody },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if (body.password !== body.confirm_password) {
+        throw invalidField(['body', 'confirm_password'], 'Passwords do not match');
+      }
+      return sendSignedIn(
+        reply,
+        await users.acceptInvitation(body.token, body.password, request.headers['user-agent'] ?? null),
+        deps.cookie,
+      );
     },
   );
 }

@@ -1,0 +1,66 @@
+/** SQL of an organization's fallback keys (per provider). */
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { fallbackKeys } from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
+
+export type FallbackKeyRow = typeof fallbackKeys.$inferSelect;
+
+export async function listFallbackKeys(
+  ex: Executor,
+  tenant: Tenant,
+  provider?: string,
+): Promise<FallbackKeyRow[]> {
+  return ex
+    .select()
+    .from(fallbackKeys)
+    .where(tenant.where(fallbackKeys, provider ? eq(fallbackKeys.provider, provider) : undefined))
+    .orderBy(asc(fallbackKeys.id));
+}
+
+export async function insertFallbackKey(
+  ex: Executor,
+  tenant: Tenant,
+  values: {
+    provider: string;
+    name: string;
+    apiKeySealed: string;
+    enabled: boolean;
+    concurrentLimit: number | null;
+  },
+): Promise<FallbackKeyRow | undefined> {
+  const [row] = await ex
+    .insert(fallbackKeys)
+    .values({ ...values, organizationId: tenant.organizationId })
+    .onConflictDoNothing()
+    .returning();
+  return row;
+}
+
+export async function updateFallbackKey(
+  ex: Executor,
+  tenant: Tenant,
+  provider: string,
+  id: number,
+  changes: Partial<Pick<FallbackKeyRow, 'name' | 'apiKeySealed' | 'enabled' | 'concurrentLimit'>>,
+): Promise<FallbackKeyRow | undefined> {
+  const [row] = await ex
+    .update(fallbackKeys)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(tenant.where(fallbackKeys, eq(fallbackKeys.provider, provider), eq(fallbackKeys.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteFallbackKey(
+  ex: Executor,
+  tenant: Tenant,
+  provider: string,
+  id: number,
+): Promise<boolean> {
+  const rows = await ex
+    .delete(fallbackKeys)
+    .where(and(tenant.owns(fallbackKeys), eq(fallbackKeys.provider, provider), eq(fallbackKeys.id, id)))
+    .returning({ id: fallbackKeys.id });
+  return rows.length === 1;
+}
