@@ -13,7 +13,9 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
+import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
 import { identityRoutes } from './domains/identity/routes.js';
+import { llmPresetRoutes } from './domains/llm-presets/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
 import { systemRoutes } from './domains/system/routes.js';
 import { userRoutes } from './domains/users/routes.js';
@@ -110,6 +112,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   apiKeyRoutes(app, deps.services.apiKeys);
   organizationRoutes(app, deps.services.organizations);
   billingRoutes(app, deps.services.billing);
+  llmPresetRoutes(app, deps.services.llmPresets);
+  fallbackKeyRoutes(app, deps.services.fallbackKeys);
 
   return app;
 }

@@ -11,10 +11,12 @@ import type { Database } from './db/client.js';
 import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { BillingService } from './domains/billing/service.js';
+import { FallbackKeyService } from './domains/fallback-keys/service.js';
 import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { IdentityService } from './domains/identity/service.js';
+import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
 import { UserService } from './domains/users/service.js';
 import { createMetrics } from './http/metrics.js';
@@ -40,6 +42,8 @@ export interface Services {
   organizations: OrganizationService;
   billing: BillingService;
   users: UserService;
+  llmPresets: LlmPresetService;
+  fallbackKeys: FallbackKeyService;
 }
 
 export interface Platform {
@@ -102,6 +106,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     apiKeys: new ApiKeyService({ db: database.db, usage: apiKeyUsage, changes }),
     organizations,
     billing,
+    llmPresets: new LlmPresetService({ db: database.db, secrets }),
+    fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
   };
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });

@@ -1,0 +1,170 @@
+/** /api/v1/organization/llm-presets: reusable model configurations of the organization. */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { IdParam, iso, Timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { LLM_PROVIDERS } from '../../lib/providers.js';
+import { maskSecret } from '../../lib/secrets.js';
+import type { LlmPresetService } from './service.js';
+import type { PresetRow } from './store.js';
+
+const tags = ['llm-presets'];
+const Provider = Type.Union([...LLM_PROVIDERS, 'custom'].map((p) => Type.Literal(p)));
+const BaseUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
+const Settings = Type.Object(
+  {
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 200_000 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+  },
+  { additionalProperties: true, description: 'Model parameters (known ones are range-checked).' },
+);
+
+const PresetOut = Type.Object(
+  {
+    id: Type.Integer(),
+    organization_id: Type.Integer(),
+    name: Type.String(),
+    provider: Type.String(),
+    model: Type.String(),
+    api_key: Type.Union([Type.String(), Type.Null()], {
+      description: 'Masked (****1234), except from apply',
+    }),
+    base_url: Type.Union([Type.String(), Type.Null()]),
+    settings: Type.Object({}, { additionalProperties: true }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'LlmPreset' },
+);
+
+function presetView(row: PresetRow, apiKey: string | null) {
+  return {
+    id: row.id,
+    organization_id: row.organizationId,
+    name: row.name,
+    provider: row.provider,
+    model: row.model,
+    api_key: apiKey,
+    base_url: row.baseUrl,
+    settings: row.settings,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
+  const masked = (row: PresetRow) => presetView(row, maskSecret(presets.apiKeyOf(row)));
+
+  app.get(
+    '/api/v1/organization/llm-presets',
+    {
+      config: { access: access.area('organization') },
+      schema: { tags, summary: 'The presets, keys masked', response: { 200: Type.Array(PresetOut) } },
+    },
+    async (request) => (await presets.list(principalOf(request))).map(masked),
+  );
+
+  app.post(
+    '/api/v1/organization/llm-presets',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary: 'Create a preset (name unique in the organization)',
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          provider: Provider,
+          model: Type.String({ minLength: 1, maxLength: 200 }),
+          api_key: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()])),
+          base_url: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
+          settings: Type.Optional(Settings),
+        }),
+        response: { 201: PresetOut },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const row = await presets.create(principalOf(request), {
+        name: body.name,
+        provider: body.provider,
+        model: body.model,
+        apiKey: body.api_key,
+        baseUrl: body.base_url,
+        settings: body.settings as Record<string, unknown> | undefined,
+      });
+      return reply.code(201).send(masked(row));
+    },
+  );
+
+  app.put(
+    '/api/v1/organization/llm-presets/:preset_id',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary:
+          'Change a preset; api_key: a new value replaces it, null removes it, empty or masked keeps it',
+        params: IdParam('preset_id'),
+        body: Type.Object({
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          provider: Type.Optional(Provider),
+          model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          api_key: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
+          base_url: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
+          settings: Type.Optional(Settings),
+        }),
+        response: { 200: PresetOut },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      const row = await presets.update(principalOf(request), request.params.preset_id, {
+        name: body.name,
+        provider: body.provider,
+        model: body.model,
+        apiKey: body.api_key,
+        baseUrl: body.base_url,
+        settings: body.settings as Record<string, unknown> | undefined,
+      });
+      return masked(row);
+    },
+  );
+
+  app.delete(
+    '/api/v1/organization/llm-presets/:preset_id',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary: 'Delete a preset',
+        params: IdParam('preset_id'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await presets.remove(principalOf(request), request.params.preset_id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/v1/organization/llm-presets/:preset_id/apply',
+    {
+      config: { access: { role: 'admin', area: 'organization' } },
+      schema: {
+        tags,
+        summary: 'The preset with its API key in clear, to configure an assistant (admin only)',
+        params: IdParam('preset_id'),
+        response: { 200: PresetOut },
+      },
+    },
+    async (request) => {
+      const { row, apiKey } = await presets.apply(principalOf(request), request.params.preset_id);
+      return presetView(row, apiKey);
+    },
+  );
+}

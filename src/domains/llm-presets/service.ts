@@ -1,0 +1,93 @@
+/**
+ * LLM presets: named model configurations an organization reuses across assistants. The API key
+ * is sealed at rest and masked in every answer except the admin-only `apply`.
+ */
+import type { Db } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Principal } from '../../http/access.js';
+import { conflict, invalidField, notFound } from '../../http/errors.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import * as store from './store.js';
+
+export interface PresetInput {
+  name: string;
+  provider: string;
+  model: string;
+  apiKey?: string | null;
+  baseUrl?: string | null;
+  settings?: Record<string, unknown>;
+}
+
+export class LlmPresetService {
+  constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+
+  list(principal: Principal): Promise<store.PresetRow[]> {
+    return store.listPresets(this.deps.db, principal.tenant);
+  }
+
+  async create(principal: Principal, input: PresetInput): Promise<store.PresetRow> {
+    checkBaseUrl(input.provider, input.baseUrl ?? null);
+    const row = await store.insertPreset(this.deps.db, principal.tenant, {
+      name: input.name,
+      provider: input.provider,
+      model: input.model,
+      apiKeySealed: input.apiKey ? this.deps.secrets.seal(input.apiKey) : null,
+      baseUrl: input.baseUrl ?? null,
+      settings: input.settings ?? {},
+      createdByUserId: principal.user.id,
+    });
+    if (!row) throw conflict('A preset with this name already exists');
+    return row;
+  }
+
+  /**
+   * Changes the named fields. `api_key`: a new value replaces the key, null removes it, an empty
+   * or masked (`****…`) value keeps it.
+   */
+  async update(principal: Principal, id: number, input: Partial<PresetInput>): Promise<store.PresetRow> {
+    const current = await store.findPreset(this.deps.db, principal.tenant, id);
+    if (!current) throw notFound('Preset not found');
+    const provider = input.provider ?? current.provider;
+    const baseUrl = input.baseUrl === undefined ? current.baseUrl : input.baseUrl;
+    checkBaseUrl(provider, baseUrl);
+    const changes: Parameters<typeof store.updatePreset>[3] = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.provider !== undefined ? { provider: input.provider } : {}),
+      ...(input.model !== undefined ? { model: input.model } : {}),
+      ...(input.baseUrl !== undefined ? { baseUrl: input.baseUrl } : {}),
+      ...(input.settings !== undefined ? { settings: input.settings } : {}),
+    };
+    if (input.apiKey === null) changes.apiKeySealed = null;
+    else if (input.apiKey && !input.apiKey.startsWith('****'))
+      changes.apiKeySealed = this.deps.secrets.seal(input.apiKey);
+    try {
+      const row = await store.updatePreset(this.deps.db, principal.tenant, id, changes);
+      if (!row) throw notFound('Preset not found');
+      return row;
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('A preset with this name already exists');
+      throw error;
+    }
+  }
+
+  async remove(principal: Principal, id: number): Promise<void> {
+    if (!(await store.deletePreset(this.deps.db, principal.tenant, id))) throw notFound('Preset not found');
+  }
+
+  /** The preset with its API key in clear, for copying into an assistant (admin only). */
+  async apply(principal: Principal, id: number): Promise<{ row: store.PresetRow; apiKey: string | null }> {
+    const row = await store.findPreset(this.deps.db, principal.tenant, id);
+    if (!row) throw notFound('Preset not found');
+    return { row, apiKey: row.apiKeySealed ? this.deps.secrets.open(row.apiKeySealed) : null };
+  }
+
+  apiKeyOf(row: store.PresetRow): string | null {
+    return row.apiKeySealed ? this.deps.secrets.open(row.apiKeySealed) : null;
+  }
+}
+
+function checkBaseUrl(provider: string, baseUrl: string | null): void {
+  if (provider === 'custom' && !baseUrl) {
+    throw invalidField(['body', 'base_url'], 'base_url is required when provider is custom', 'missing');
+  }
+}
