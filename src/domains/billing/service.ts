@@ -26,23 +26,17 @@ export class BillingService {
   constructor(private readonly deps: { db: Db; currency?: string }) {}
 
   /**
-   * Applies one change to a wallet and records it. Pass `ex` to make it part of a larger
-   * transaction (e.g. creating an organization with its trial credits).
+   * Applies one change to a wallet and records it in the ledger (one atomic statement). Pass `ex`
+   * to make it part of a larger transaction (e.g. creating an organization with its trial credits).
    */
-  async apply(change: WalletChange, ex?: Executor): Promise<store.LedgerRow> {
-    const amount = roundMoney(change.amount);
-    const write = async (tx: Executor) => {
-      const balanceAfter = await store.addToWallet(tx, change.organizationId, amount);
-      return store.insertLedgerEntry(tx, {
-        organizationId: change.organizationId,
-        amount,
-        balanceAfter,
-        kind: change.kind,
-        description: change.description,
-        reference: change.reference ?? null,
-      });
-    };
-    return ex ? write(ex) : this.deps.db.transaction(write);
+  async apply(change: WalletChange, ex: Executor = this.deps.db): Promise<store.LedgerRow> {
+    return store.applyToWallet(ex, {
+      organizationId: change.organizationId,
+      amount: roundMoney(change.amount),
+      kind: change.kind,
+      description: change.description,
+      reference: change.reference ?? null,
+    });
   }
 
   async wallet(tenant: Tenant): Promise<{ balance: number; currency: string }> {

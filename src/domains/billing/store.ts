@@ -7,34 +7,44 @@ import type { Tenant } from '../../db/tenant.js';
 export type LedgerRow = typeof ledgerEntries.$inferSelect;
 
 /**
- * Adds `amount` (negative for a charge) to the wallet and returns the new balance. A single
- * upsert: the row lock it takes serialises concurrent changes, so none is lost.
+ * Adds `amount` (negative for a charge) to the organization's wallet and records the ledger entry
+ * with the resulting balance — one statement, so it is atomic on its own and inside a transaction.
+ * The upsert's row lock serialises concurrent changes to one wallet: none is lost, and each entry's
+ * `balance_after` is the balance right after it.
  */
-export async function addToWallet(ex: Executor, organizationId: number, amount: number): Promise<number> {
-  const [row] = await ex
-    .insert(wallets)
-    .values({ organizationId, balance: amount })
-    .onConflictDoUpdate({
-      target: wallets.organizationId,
-      set: { balance: sql`${wallets.balance} + excluded.balance`, updatedAt: sql`now()` },
-    })
-    .returning({ balance: wallets.balance });
-  return Number(row!.balance);
-}
-
-export async function insertLedgerEntry(
+export async function applyToWallet(
   ex: Executor,
   values: {
     organizationId: number;
     amount: number;
-    balanceAfter: number;
     kind: LedgerKind;
     description: string;
     reference: string | null;
   },
 ): Promise<LedgerRow> {
-  const [row] = await ex.insert(ledgerEntries).values(values).returning();
-  return row!;
+  const result = (await ex.execute(sql`
+    with wallet as (
+      insert into wallets (organization_id, balance) values (${values.organizationId}, ${values.amount}::numeric)
+      on conflict (organization_id) do update set balance = wallets.balance + excluded.balance, updated_at = now()
+      returning balance
+    )
+    insert into ledger_entries (organization_id, amount, balance_after, kind, description, reference)
+    select ${values.organizationId}, ${values.amount}::numeric, wallet.balance, ${values.kind}::text,
+           ${values.description}::text, ${values.reference}::text
+    from wallet
+    returning id, organization_id, amount::float8 as amount, balance_after::float8 as balance_after,
+              kind, description, reference, created_at`)) as unknown as { rows: Record<string, unknown>[] };
+  const row = result.rows[0]!;
+  return {
+    id: Number(row.id),
+    organizationId: Number(row.organization_id),
+    amount: Number(row.amount),
+    balanceAfter: Number(row.balance_after),
+    kind: row.kind as LedgerKind,
+    description: String(row.description),
+    reference: (row.reference as string | null) ?? null,
+    createdAt: new Date(row.created_at as string | Date),
+  };
 }
 
 export async function findWallet(ex: Executor, tenant: Tenant) {
