@@ -31,8 +31,18 @@ export const REDACT_PATHS = [
 
 const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|api_key|key|secret|password)=)[^&#]*/gi;
 
-export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[REDACTED]');
+/** Path parameters that carry a credential (e.g. the invitation token in /users/invitation/:token). */
+const SECRET_PARAMS = ['token'];
+
+export function redactUrl(url: string, params?: Record<string, unknown>): string {
+  let redacted = url.replace(SECRET_QUERY, '$1[REDACTED]');
+  for (const name of SECRET_PARAMS) {
+    const value = params?.[name];
+    if (typeof value === 'string' && value.length > 0) {
+      redacted = redacted.split(encodeURIComponent(value)).join('[REDACTED]').split(value).join('[REDACTED]');
+    }
+  }
+  return redacted;
 }
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
@@ -40,8 +50,14 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
     serializers: {
-      req(request: { method: string; url: string; id: string; ip?: string }) {
-        return { id: request.id, method: request.method, url: redactUrl(request.url), ip: request.ip };
+      req(request: { method: string; url: string; id: string; ip?: string; params?: unknown }) {
+        const params = request.params as Record<string, unknown> | undefined;
+        return {
+          id: request.id,
+          method: request.method,
+          url: redactUrl(request.url, params),
+          ip: request.ip,
+        };
       },
     },
   };

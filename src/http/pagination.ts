@@ -2,9 +2,14 @@
 import { Type } from 'typebox';
 
 export const PageQuery = {
-  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
 };
+
+/** The page a request asked for (validation has already filled in the defaults). */
+export function pageOf(query: { page?: number; per_page?: number }): Page {
+  return { page: query.page ?? 1, perPage: query.per_page ?? 50 };
+}
 
 export const PaginationOut = Type.Object(
   {

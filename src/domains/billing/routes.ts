@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { PageQuery, PaginationOut, paginationView } from '../../http/pagination.js';
+import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
 import { iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { BillingService } from './service.js';
@@ -49,7 +49,7 @@ export function billingRoutes(app: App, billing: BillingService): void {
       },
     },
     async (request) => {
-      const page = { page: request.query.page, perPage: request.query.per_page };
+      const page = pageOf(request.query);
       const { entries, total } = await billing.ledger(principalOf(request).tenant, page);
       return {
         entries: entries.map((entry) => ({

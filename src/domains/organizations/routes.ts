@@ -54,7 +54,15 @@ const OrganizationUpdateIn = Type.Object({
         KEYED_VENDORS.map((vendor) => [
           vendor,
           Type.Optional(
-            Nullable(Type.Object({ api_key: Secret('API key') }, { additionalProperties: false })),
+            Nullable(
+              Type.Object(
+                {
+                  api_key: Secret('API key'),
+                  active: Type.Optional(Type.Boolean({ description: 'Read-only, as GET shows it; ignored' })),
+                },
+                { additionalProperties: false },
+              ),
+            ),
           ),
         ]),
       ),

@@ -122,7 +122,9 @@ export class OrganizationService {
       throw invalidField(['body', 'settings', 'default_timezone'], 'Unknown time zone');
     }
     return this.deps.db.transaction(async (tx) => {
-      const before = await this.#details(tx, principal);
+      // Settings merge and masked secrets read before they write: hold the row so that concurrent
+      // updates take turns instead of overwriting each other.
+      const before = await this.#details(tx, principal, { lock: true });
       const changes: Parameters<typeof store.updateOrganization>[2] = {};
       if (update.name !== undefined) changes.name = update.name;
       if (update.settings !== undefined) {
@@ -146,8 +148,11 @@ export class OrganizationService {
         const secret = Object.fromEntries(
           Object.entries({ username, password }).filter(([, v]) => v !== undefined),
         ) as Credential;
+        // username and password change independently: a field not sent keeps its stored value.
         if (update.sipTrunkConfig === null) credentialChanges.set('sip_trunk', null);
-        else if (Object.keys(secret).length > 0) credentialChanges.set('sip_trunk', secret);
+        else if (Object.keys(secret).length > 0) {
+          credentialChanges.set('sip_trunk', { ...(before.credentials.get('sip_trunk') ?? {}), ...secret });
+        }
       }
       for (const [provider, incoming] of credentialChanges) {
         if (incoming === null) {
@@ -215,13 +220,10 @@ export class OrganizationService {
     }
     for (const key of fallbacks) {
       const kind = kindOfVendor(key.provider as (typeof KEYED_VENDORS)[number]);
-      if (key.enabled) use(kind, key.provider, 'fallback');
-      else
-        kinds[kind].inactive.push({
-          provider: key.provider,
-          source: 'fallback',
-          reason: `fallback key "${key.name}" is disabled`,
-        });
+      // Fallback keys are the organization's own keys too: the HIPAA rule applies to them alike.
+      const reason = !key.enabled ? `fallback key "${key.name}" is disabled` : details.byoInactiveReason;
+      if (reason) kinds[kind].inactive.push({ provider: key.provider, source: 'fallback', reason });
+      else use(kind, key.provider, 'fallback');
     }
     const MISSING: Record<ProviderKind, string> = {
       telephony:
@@ -257,8 +259,14 @@ export class OrganizationService {
     return row;
   }
 
-  async #details(ex: Executor, principal: Principal): Promise<OrganizationDetails> {
-    const row = await store.findOwnOrganization(ex, principal.tenant);
+  async #details(
+    ex: Executor,
+    principal: Principal,
+    options: { lock?: boolean } = {},
+  ): Promise<OrganizationDetails> {
+    const row = options.lock
+      ? await store.lockOwnOrganization(ex, principal.tenant)
+      : await store.findOwnOrganization(ex, principal.tenant);
     if (!row) throw notFound('Organization not found');
     const credentials = new Map<string, Credential>();
     for (const stored of await store.listCredentials(ex, principal.tenant)) {

@@ -20,6 +20,20 @@ export async function findOwnOrganization(
   return row;
 }
 
+/** Reads the tenant's organization and locks its row until the transaction ends (read-merge-write). */
+export async function lockOwnOrganization(
+  ex: Executor,
+  tenant: Tenant,
+): Promise<OrganizationRow | undefined> {
+  const [row] = await ex
+    .select()
+    .from(organizations)
+    .where(eq(organizations.id, tenant.organizationId))
+    .limit(1)
+    .for('update');
+  return row;
+}
+
 export async function insertOrganization(
   ex: Executor,
   values: { name: string; slug: string; description?: string | null; domain?: string | null },
