@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type Database, openDatabase } from './db/client.js';
 import { acquireEmbeddedLock, EmbeddedLockError } from './db/embedded-lock.js';
+import { isNumericOverflow } from './db/errors.js';
 import { runMigrations } from './db/migrate.js';
 import { BillingService } from './domains/billing/service.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
@@ -35,6 +36,9 @@ export interface CliIo {
 
 export class UsageError extends Error {}
 
+/** The largest wallet balance (numeric(14, 4)). */
+const MAX_BALANCE = '9999999999.9999';
+
 /** Throws `UsageError` unless `args` names a known command (checked before any database is opened). */
 export function checkCommand(args: string[]): void {
   const [command, sub, email] = args;
@@ -52,13 +56,12 @@ export function checkCommand(args: string[]): void {
 
 function parseGrant(args: string[]): { organizationId: number; amount: number } {
   const [, , organization, amountText] = args;
-  const organizationId = Number(organization);
+  // Plain decimal digits only: Number() would also read "0x1f" or "3e1" as some other organization.
+  const organizationId = /^[1-9]\d{0,9}$/.test(organization ?? '') ? Number(organization) : Number.NaN;
+  if (!(organizationId <= 2_147_483_647)) throw new UsageError('billing grant needs a numeric ORG_ID');
   const amount = Number(amountText);
-  if (!Number.isInteger(organizationId) || organizationId < 1) {
-    throw new UsageError('billing grant needs a numeric ORG_ID');
-  }
-  if (!amountText || !/^\d+(\.\d{1,4})?$/.test(amountText) || amount <= 0) {
-    throw new UsageError('billing grant needs a positive AMOUNT with at most 4 decimals');
+  if (!amountText || !/^\d{1,10}(\.\d{1,4})?$/.test(amountText) || amount <= 0) {
+    throw new UsageError('billing grant needs a positive AMOUNT of at most 10 digits and 4 decimals');
   }
   return { organizationId, amount };
 }
@@ -108,12 +111,16 @@ export async function runCommand(args: string[], database: Database, io: CliIo):
       io.err(`No organization with id ${organizationId}\n`);
       return 1;
     }
-    const entry = await billing.apply({
-      organizationId,
-      amount,
-      kind: 'grant',
-      description: 'Granted by an operator',
-    });
+    const entry = await billing
+      .apply({ organizationId, amount, kind: 'grant', description: 'Granted by an operator' })
+      .catch((error: unknown) => {
+        if (isNumericOverflow(error)) return undefined;
+        throw error;
+      });
+    if (!entry) {
+      io.err(`The balance would exceed ${MAX_BALANCE}; nothing was granted\n`);
+      return 1;
+    }
     io.out(`Granted ${amount} to organization ${organizationId}; balance ${entry.balanceAfter}\n`);
     return 0;
   }

@@ -292,13 +292,21 @@ describe('POST /api/v1/organization/llm-presets', () => {
     });
 
     it('empty or over-long name and model', async () => {
-      expectValidation(await create(user.headers, { ...valid, name: '' }), ['body', 'name'], 'string_too_short');
+      expectValidation(
+        await create(user.headers, { ...valid, name: '' }),
+        ['body', 'name'],
+        'string_too_short',
+      );
       expectValidation(
         await create(user.headers, { ...valid, name: 'n'.repeat(101) }),
         ['body', 'name'],
         'string_too_long',
       );
-      expectValidation(await create(user.headers, { ...valid, model: '' }), ['body', 'model'], 'string_too_short');
+      expectValidation(
+        await create(user.headers, { ...valid, model: '' }),
+        ['body', 'model'],
+        'string_too_short',
+      );
       expectValidation(
         await create(user.headers, { ...valid, model: 'm'.repeat(201) }),
         ['body', 'model'],
@@ -343,7 +351,11 @@ describe('GET /api/v1/organization/llm-presets', () => {
       expect(response.statusCode).toBe(200);
       const presets = response.json() as Preset[];
       expect(presets.map((p) => p.id)).toEqual([first.id, second.id, third.id]);
-      expect(presets.map((p) => p.api_key)).toEqual([masked(keys[0] as string), masked(keys[1] as string), null]);
+      expect(presets.map((p) => p.api_key)).toEqual([
+        masked(keys[0] as string),
+        masked(keys[1] as string),
+        null,
+      ]);
       expect(presets[1]).toEqual(second);
       for (const preset of presets) expect(Object.keys(preset).sort()).toEqual(FIELDS);
       for (const key of keys) {
@@ -385,7 +397,9 @@ describe('PUT /api/v1/organization/llm-presets/{preset_id}', () => {
       settings: { temperature: 0.2 },
       created_at: preset.created_at,
     });
-    expect(Date.parse(response.json().updated_at)).toBeGreaterThanOrEqual(Date.parse(String(preset.updated_at)));
+    expect(Date.parse(response.json().updated_at)).toBeGreaterThanOrEqual(
+      Date.parse(String(preset.updated_at)),
+    );
     expect(await presetIn(user, preset.id)).toEqual(response.json());
     expect((await applied(user, preset.id)).api_key).toBe(key);
   });
@@ -477,7 +491,10 @@ describe('PUT /api/v1/organization/llm-presets/{preset_id}', () => {
       const preset = await createPreset(user, { api_key: key });
       const listed = await presetIn(user, preset.id);
       expect(listed?.api_key).toBe(masked(key));
-      const response = await update(user.headers, preset.id, { api_key: listed?.api_key, model: 'round-trip' });
+      const response = await update(user.headers, preset.id, {
+        api_key: listed?.api_key,
+        model: 'round-trip',
+      });
       expect(response.statusCode, response.body).toBe(200);
       expect(response.json()).toMatchObject({ api_key: masked(key), model: 'round-trip' });
       expect((await applied(user, preset.id)).api_key).toBe(key);
@@ -649,7 +666,11 @@ describe('security', () => {
 
   it('every route answers 401 without credentials or with bad ones', async () => {
     for (const route of everyRoute(preset.id)) {
-      for (const headers of [{}, { authorization: 'Bearer not-a-token' }, { authorization: 'Bearer sk_nope' }]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer not-a-token' },
+        { authorization: 'Bearer sk_nope' },
+      ]) {
         const response = await t.app.inject({ ...route, headers });
         expect(response.statusCode, `${route.method} ${route.url}`).toBe(401);
         expect(typeof response.json().detail).toBe('string');
@@ -699,6 +720,18 @@ describe('security', () => {
       expect(response.statusCode, `${route.method} ${route.url}`).toBe(403);
     }
     expect(await presetIn(admin, preset.id)).toMatchObject({ model: 'model-large' });
+  });
+
+  it("an admin's API key with only organization read cannot apply: apply reveals the key (403)", async () => {
+    const apiKey = await f.apiKey(admin, { permissions: { organization: 'read' } });
+    const response = await apply(apiKey.headers, preset.id);
+    expect(response.statusCode, response.body).toBe(403);
+    expect(response.json().detail).toMatch(/read_write permission for organization/);
+    expect(response.body).not.toContain(key);
+    const writer = await f.apiKey(admin, { permissions: { organization: 'read_write' } });
+    const allowed = await apply(writer.headers, preset.id);
+    expect(allowed.statusCode, allowed.body).toBe(200);
+    expect(allowed.json().api_key).toBe(key);
   });
 
   it('an admin API key with organization read_write manages presets', async () => {

@@ -154,7 +154,8 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
   app.get(
     '/api/v1/organization/llm-presets/:preset_id/apply',
     {
-      config: { access: { role: 'admin', area: 'organization' } },
+      // It reveals a secret, so an API key needs read_write although this is a GET.
+      config: { access: { role: 'admin', area: 'organization', level: 'read_write' } },
       schema: {
         tags,
         summary: 'The preset with its API key in clear, to configure an assistant (admin only)',
