@@ -21,7 +21,7 @@ import { systemRoutes } from './domains/system/routes.js';
 import { userRoutes } from './domains/users/routes.js';
 import type { Access } from './http/access.js';
 import { type Authenticator, CSRF_HEADER, installAuthentication, SESSION_COOKIE } from './http/auth.js';
-import { installErrorHandling } from './http/errors.js';
+import { answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { installRequestMetrics } from './http/metrics.js';
 import { ErrorBody } from './http/schemas.js';
 import type { App } from './http/types.js';
@@ -47,6 +47,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.bodyLimitBytes,
+    // Path parameters such as invitation tokens may be longer than the router's default 100.
+    routerOptions: { maxParamLength: 256 },
+    // Errors the router raises before any route runs still answer in the error envelope.
+    frameworkErrors: answerFrameworkError,
     requestIdHeader: false,
     // A caller's own X-Request-Id is kept when it is a sane token, so traces join up across services.
     genReqId: (request) => {

@@ -3,7 +3,7 @@
  * installed by `installErrorHandling` turns every error — ours, Fastify's, or an unexpected one —
  * into `{detail}` (a string, or FastAPI's list for validation failures) with no stack, SQL or secret.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export class AppError extends Error {
   constructor(
@@ -148,9 +148,15 @@ const CLIENT_ERRORS: Record<string, { status: number; detail?: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, detail: 'Request body is too large' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, detail: 'Unsupported media type' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, detail: 'Content-Length does not match the body' },
-  FST_ERR_BAD_URL: { status: 400, detail: 'Malformed URL' },
   FST_ERR_ASYNC_CONSTRAINT: { status: 400 },
 };
+
+/** Fastify's `frameworkErrors`: a URL the router refuses (malformed, or a segment too long). */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id);
+  const status = error.code === 'FST_ERR_BAD_URL' ? 400 : (error.statusCode ?? 400);
+  reply.code(status).send({ detail: status === 414 ? 'A path segment is too long' : 'Malformed URL' });
+}
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {

@@ -10,7 +10,7 @@ import { TokenBody, UserOut, userView, WhoAmIOut, whoAmIView } from './views.js'
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 256 });
-const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Not blank' });
 const tags = ['auth'];
 
 export function identityRoutes(app: App, identity: IdentityService, cookie: CookiePolicy): void {

@@ -155,6 +155,18 @@ export async function insertEmailToken(
   await ex.insert(emailTokens).values(values);
 }
 
+/** Spends every unused token of the user for `purpose` (e.g. when the address they were sent to changes). */
+export async function revokeEmailTokens(
+  ex: Executor,
+  userId: number,
+  purpose: 'verify_email',
+): Promise<void> {
+  await ex
+    .update(emailTokens)
+    .set({ usedAt: sql`now()` })
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
+}
+
 /** Marks an unused, unexpired token used and returns its user; undefined when there is none. */
 export async function consumeEmailToken(
   ex: Executor,

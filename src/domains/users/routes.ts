@@ -12,7 +12,7 @@ import type { UserService } from './service.js';
 import type { InvitationRow, MemberRow } from './store.js';
 
 const tags = ['users'];
-const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Not blank' });
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 256 });
 const InvitationToken = Type.String({ minLength: 20, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' });

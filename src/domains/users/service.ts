@@ -64,7 +64,11 @@ export class UserService {
           ...(emailChanged ? { email, emailVerifiedAt: null } : {}),
         });
         if (!updated) throw unauthorized();
-        if (emailChanged) await this.deps.identity.queueVerificationMail(tx, jobs, updated);
+        if (emailChanged) {
+          // Tokens mailed to the old address must not verify the new one.
+          await identityStore.revokeEmailTokens(tx, updated.id, 'verify_email');
+          await this.deps.identity.queueVerificationMail(tx, jobs, updated);
+        }
         return updated;
       })
       .catch((error: unknown) => {
@@ -157,7 +161,7 @@ export class UserService {
     if (!invitation) throw notFound('Invitation not found or no longer valid');
     const existing = await identityStore.findUserByEmail(this.deps.db, invitation.email);
     if (existing?.passwordHash && !(await verifyPassword(password, existing.passwordHash))) {
-      throw new AppError(401, 'An account with this email exists: use its password to accept');
+      throw unauthorized('An account with this email exists: use its password to accept');
     }
     const passwordHash = existing?.passwordHash ? null : await hashPassword(password);
     const signedIn = await this.deps.db.transaction(async (tx) => {
