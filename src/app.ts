@@ -140,13 +140,14 @@ function documentAccess(schema: FastifySchema, declared: Access, method: string 
   notes.push(
     `Accepts: ${via.map((v) => ({ api_key: 'API key', jwt: 'JWT', cookie: 'session cookie' })[v]).join(', ')}.`,
   );
+  const safe = [method].flat().every((m) => m === 'GET' || m === 'HEAD');
   if (declared.role) notes.push(`Requires the ${declared.role} role.`);
   if (declared.verified) notes.push('Requires a verified email address.');
   if (declared.area) {
-    const safe = [method].flat().every((m) => m === 'GET' || m === 'HEAD');
     notes.push(`API keys need \`${declared.area}: ${declared.level ?? (safe ? 'read' : 'read_write')}\`.`);
   }
-  if (via.includes('cookie')) notes.push(`Cookie-only state-changing requests must send \`${CSRF_HEADER}\`.`);
+  if (via.includes('cookie') && !safe)
+    notes.push(`With only the session cookie, send \`${CSRF_HEADER}\` too.`);
   const security: Array<Record<string, string[]>> = [
     ...(via.includes('api_key') || via.includes('jwt') ? [{ bearerAuth: [] }] : []),
     ...(via.includes('cookie') ? [{ cookieAuth: [] }] : []),

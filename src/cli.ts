@@ -185,11 +185,14 @@ export async function main(
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // exitCode, not exit(): exit() would cut off output still queued for a pipe (the OpenAPI document).
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => {
+      process.exitCode = code;
+    },
     (error) => {
       console.error(error);
-      process.exit(1);
+      process.exitCode = 1;
     },
   );
 }

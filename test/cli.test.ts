@@ -114,6 +114,9 @@ describe('the switchboard binary', () => {
     const document = JSON.parse(stdout);
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths)).toContain('/api/v1/auth/login');
+    // Complete even when larger than a pipe buffer: the routes registered last are there too.
+    expect(stdout.length).toBeGreaterThan(65_536);
+    expect(Object.keys(document.paths)).toContain('/api/v1/organization/fallback-keys/{provider}/{key_id}');
   }, 60_000);
 
   it('prints usage and exits 2 on an unknown command', async () => {

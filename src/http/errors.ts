@@ -152,7 +152,11 @@ const CLIENT_ERRORS: Record<string, { status: number; detail?: string }> = {
 };
 
 /** Fastify's `frameworkErrors`: a URL the router refuses (malformed, or a segment too long). */
-export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+export function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   reply.header('X-Request-Id', request.id);
   const status = error.code === 'FST_ERR_BAD_URL' ? 400 : (error.statusCode ?? 400);
   reply.code(status).send({ detail: status === 414 ? 'A path segment is too long' : 'Malformed URL' });
