@@ -6,7 +6,11 @@
 import { markEmailVerified } from '../src/domains/identity/store.js';
 import { startBenchPlatform, table } from './support.js';
 
-async function timed(total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<number> {
+async function timed(
+  total: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -25,13 +29,21 @@ export async function run(args: string[]): Promise<void> {
   const registered = await app.inject({
     method: 'POST',
     url: '/api/v1/auth/register',
-    payload: { email: 'billing@example.test', password: 'benchmark password', first_name: 'B', last_name: 'L' },
+    payload: {
+      email: 'billing@example.test',
+      password: 'benchmark password',
+      first_name: 'B',
+      last_name: 'L',
+    },
   });
   const organizationId: number = registered.json().organization.id;
   await markEmailVerified(database.db, registered.json().user.id);
 
   const raw = await timed(total, concurrency, () =>
-    database.executeSql('update wallets set balance = balance + $1 where organization_id = $2', [-0.0001, organizationId]),
+    database.executeSql('update wallets set balance = balance + $1 where organization_id = $2', [
+      -0.0001,
+      organizationId,
+    ]),
   );
   // Put the wallet back in line with its ledger before measuring the real path.
   await database.executeSql(
@@ -39,7 +51,13 @@ export async function run(args: string[]): Promise<void> {
     [organizationId],
   );
   const applied = await timed(total, concurrency, (i) =>
-    services.billing.apply({ organizationId, amount: -0.0123, kind: 'call', description: 'bench', reference: `call:${i}` }),
+    services.billing.apply({
+      organizationId,
+      amount: -0.0123,
+      kind: 'call',
+      description: 'bench',
+      reference: `call:${i}`,
+    }),
   );
 
   const { rows } = await database.executeSql(
@@ -54,7 +72,11 @@ export async function run(args: string[]): Promise<void> {
 
   table([
     { path: 'bare UPDATE of the balance (baseline, no ledger)', 'ops/s': Math.round(raw), ratio: 1 },
-    { path: 'BillingService.apply (balance + ledger entry, one transaction)', 'ops/s': Math.round(applied), ratio: Number((applied / raw).toFixed(2)) },
+    {
+      path: 'BillingService.apply (balance + ledger entry, one transaction)',
+      'ops/s': Math.round(applied),
+      ratio: Number((applied / raw).toFixed(2)),
+    },
   ]);
   console.log(
     `billing: ${Math.round(applied)} charges/s with ledger vs ${Math.round(raw)} bare balance updates/s — ratio ${(applied / raw).toFixed(2)}; ` +
