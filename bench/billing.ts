@@ -1,6 +1,6 @@
 /**
  * Wallet charges under concurrency: `BillingService.apply` (balance change + ledger entry in one
- * transaction) beside a bare `UPDATE wallets SET balance = balance + x` (no ledger) in the same run.
+ * statement) beside a bare `UPDATE wallets SET balance = balance + x` (no ledger) in the same run.
  * Checks the invariant after each: the balance equals the sum of the ledger.
  */
 import { markEmailVerified } from '../src/domains/identity/store.js';
@@ -73,7 +73,7 @@ export async function run(args: string[]): Promise<void> {
   table([
     { path: 'bare UPDATE of the balance (baseline, no ledger)', 'ops/s': Math.round(raw), ratio: 1 },
     {
-      path: 'BillingService.apply (balance + ledger entry, one transaction)',
+      path: 'BillingService.apply (balance + ledger entry, one statement)',
       'ops/s': Math.round(applied),
       ratio: Number((applied / raw).toFixed(2)),
     },
