@@ -8,6 +8,7 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { randomBase62 } from '../../lib/crypto.js';
 import { CARRIERS, KEYED_VENDORS, kindOfVendor, type ProviderKind } from '../../lib/providers.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import { isTimeZone } from '../../lib/time.js';
 import type { BillingService } from '../billing/service.js';
 import { listFallbackKeys } from '../fallback-keys/store.js';
 import { type Credential, mergeCredential } from './credentials.js';
@@ -51,15 +52,6 @@ function slugify(name: string): string {
 
 export function byoInactiveReason(settings: Record<string, unknown>): string | null {
   return settings.hipaa_enabled === true && settings.baa_signed !== true ? BYO_INACTIVE_REASON : null;
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export class OrganizationService {
@@ -264,9 +256,7 @@ export class OrganizationService {
     principal: Principal,
     options: { lock?: boolean } = {},
   ): Promise<OrganizationDetails> {
-    const row = options.lock
-      ? await store.lockOwnOrganization(ex, principal.tenant)
-      : await store.findOwnOrganization(ex, principal.tenant);
+    const row = await store.findOwnOrganization(ex, principal.tenant, { forUpdate: options.lock });
     if (!row) throw notFound('Organization not found');
     const credentials = new Map<string, Credential>();
     for (const stored of await store.listCredentials(ex, principal.tenant)) {

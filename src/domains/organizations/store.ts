@@ -7,30 +7,17 @@ import type { Tenant } from '../../db/tenant.js';
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type CredentialRow = typeof providerCredentials.$inferSelect;
 
-/** The tenant's own organization row (the tenant is the organization itself). */
+/**
+ * The tenant's own organization row (the tenant is the organization itself). With `forUpdate` the
+ * row stays locked until the transaction ends, for read-merge-write updates.
+ */
 export async function findOwnOrganization(
   ex: Executor,
   tenant: Tenant,
+  options: { forUpdate?: boolean } = {},
 ): Promise<OrganizationRow | undefined> {
-  const [row] = await ex
-    .select()
-    .from(organizations)
-    .where(eq(organizations.id, tenant.organizationId))
-    .limit(1);
-  return row;
-}
-
-/** Reads the tenant's organization and locks its row until the transaction ends (read-merge-write). */
-export async function lockOwnOrganization(
-  ex: Executor,
-  tenant: Tenant,
-): Promise<OrganizationRow | undefined> {
-  const [row] = await ex
-    .select()
-    .from(organizations)
-    .where(eq(organizations.id, tenant.organizationId))
-    .limit(1)
-    .for('update');
+  const query = ex.select().from(organizations).where(eq(organizations.id, tenant.organizationId)).limit(1);
+  const [row] = options.forUpdate ? await query.for('update') : await query;
   return row;
 }
 

@@ -9,6 +9,7 @@ import { AppError, badRequest, conflict, invalidField, notFound, unauthorized } 
 import { randomToken, sha256Hex } from '../../lib/crypto.js';
 import type { Mailer } from '../../lib/mail.js';
 import { hashPassword, verifyPassword } from '../../lib/passwords.js';
+import { isTimeZone } from '../../lib/time.js';
 import type { JobQueue } from '../../queue/queue.js';
 import type { IdentityChanges } from '../identity/principal-cache.js';
 import { type IdentityService, normalizeEmail, type SignedIn } from '../identity/service.js';
@@ -22,15 +23,6 @@ export interface ProfileChanges {
   lastName?: string;
   email?: string;
   preferences?: Record<string, unknown>;
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export class UserService {
