@@ -12,6 +12,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
+import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
 import { identityRoutes } from './domains/identity/routes.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   billingRoutes(app, deps.services.billing);
   llmPresetRoutes(app, deps.services.llmPresets);
   fallbackKeyRoutes(app, deps.services.fallbackKeys);
+  assistantRoutes(app, deps.services.assistants);
 
   return app;
 }

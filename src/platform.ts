@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
+import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
 import { AccessTokens } from './domains/identity/access-tokens.js';
@@ -44,6 +45,7 @@ export interface Services {
   users: UserService;
   llmPresets: LlmPresetService;
   fallbackKeys: FallbackKeyService;
+  assistants: AssistantService;
 }
 
 export interface Platform {
@@ -108,6 +110,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     billing,
     llmPresets: new LlmPresetService({ db: database.db, secrets }),
     fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
+    assistants: new AssistantService({ db: database.db, secrets }),
   };
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });

@@ -306,6 +306,62 @@ describe('the stored secrets', () => {
   });
 });
 
+/** Assistants holding a secret in every secret-bearing field, nested and flat (issue 4). */
+const assistantIds: number[] = [];
+beforeAll(async () => {
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/assistants',
+    headers: admin.headers,
+    payload: {
+      name: 'holds every secret',
+      llm_provider_config: { api_key: makeSecret('assistant.llm_provider_config.api_key'), model: 'm' },
+      llm_fallback_providers: {
+        enabled: true,
+        fallbacks: [
+          { provider: 'llm_b', api_key: makeSecret('assistant.fallbacks.0.api_key') },
+          { provider: 'llm_c', api_key: makeSecret('assistant.fallbacks.1.api_key') },
+        ],
+      },
+      carrier_a_config: {
+        account_sid: 'AC-visible',
+        auth_token: makeSecret('assistant.carrier_a_config.auth_token'),
+      },
+      carrier_b_config: {
+        api_key: makeSecret('assistant.carrier_b_config.api_key'),
+        connection_id: 'conn-visible',
+      },
+      stt_settings: { api_key: makeSecret('assistant.stt_settings.api_key') },
+      tts_settings: {
+        provider: 'tts_d',
+        api_key: makeSecret('assistant.tts_settings.api_key'),
+        provider_config: {
+          project_uuid: 'visible-project',
+          api_key: makeSecret('assistant.tts_settings.provider_config.api_key'),
+        },
+      },
+    },
+  });
+  assistantIds.push((await expectCreated(created)).id);
+  const flat = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/assistants',
+    headers: admin.headers,
+    payload: {
+      name: 'flat secret fields',
+      llm_a_api_key: makeSecret('assistant.llm_a_api_key'),
+      stt_api_key: makeSecret('assistant.stt_api_key'),
+      tts_a_api_key: makeSecret('assistant.tts_a_api_key'),
+      carrier_a_account_sid: 'AC-flat-visible',
+      carrier_a_auth_token: makeSecret('assistant.carrier_a_auth_token'),
+    },
+  });
+  assistantIds.push((await expectCreated(flat)).id);
+  // Every assistant answer already passed through; none of them may carry a secret either.
+  expect(leaks(responseText(created))).toEqual([]);
+  expect(leaks(responseText(flat))).toEqual([]);
+});
+
 describe('every GET operation of the OpenAPI document', () => {
   let operations: Operation[];
   beforeAll(async () => {
@@ -324,6 +380,7 @@ describe('every GET operation of the OpenAPI document', () => {
     const pathValues: Record<string, string[]> = {
       provider: [...new Set([...fallbackKeys.values()].map((k) => k.provider))],
       preset_id: [...presetKeys.keys()].map(String),
+      assistant_id: assistantIds.map(String),
       token: [invitationToken],
     };
     const queryValues: Record<string, string> = { token: emailToken, page: '1', per_page: '50' };

@@ -1,5 +1,6 @@
 /** The whole database schema, one module per domain. drizzle-kit generates migrations from this. */
 
 export * from './accounts.js';
+export * from './assistants.js';
 export * from './billing.js';
 export * from './identity.js';

@@ -1,0 +1,26 @@
+/** Assistants: the configuration of a voice agent. */
+import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { timestamps } from './columns.js';
+import { organizations, users } from './identity.js';
+
+export const assistants = pgTable(
+  'assistants',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: integer('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    userId: integer('user_id').references(() => users.id, { onDelete: 'set null' }),
+    name: text('name').notNull(),
+    description: text('description'),
+    isActive: boolean('is_active').notNull().default(true),
+    llmProvider: text('llm_provider').notNull().default('llm_a'),
+    /**
+     * Every other field of the assistant (llm_settings, tts_settings, tools_settings, …) as the API
+     * shows it, with defaults applied; secret fields inside are sealed in place (lib/secret-paths.ts).
+     */
+    config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('assistants_name_key').on(t.organizationId, t.name)],
+);

@@ -1,0 +1,116 @@
+/** /api/v1/assistants: voice agent configurations. */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { IdParam, iso } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { AssistantCreate, AssistantOut, AssistantUpdate, CONFIG_FIELDS } from './schemas.js';
+import type { AssistantService, AssistantView } from './service.js';
+
+const tags = ['assistants'];
+
+function assistantView({ row, config }: AssistantView) {
+  return {
+    id: row.id,
+    organization_id: row.organizationId,
+    user_id: row.userId,
+    name: row.name,
+    description: row.description,
+    is_active: row.isActive,
+    llm_provider: row.llmProvider,
+    // Every field is present: settings without a value (webhook_url, carrier_b_config…) are null.
+    ...Object.fromEntries(CONFIG_FIELDS.map((field) => [field, config[field] ?? null])),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+export function assistantRoutes(app: App, assistants: AssistantService): void {
+  app.post(
+    '/api/v1/assistants',
+    {
+      config: { access: access.area('assistants') },
+      schema: {
+        tags,
+        summary: 'Create an assistant; every omitted setting takes its documented default',
+        body: AssistantCreate,
+        response: { 201: AssistantOut },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(assistantView(await assistants.create(principalOf(request), request.body))),
+  );
+
+  app.get(
+    '/api/v1/assistants',
+    {
+      config: { access: access.area('assistants') },
+      schema: {
+        tags,
+        summary: "The organization's assistants (total in X-Total-Count)",
+        querystring: Type.Object({
+          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          active_only: Type.Optional(Type.Boolean({ default: false })),
+        }),
+        response: { 200: Type.Array(AssistantOut) },
+      },
+    },
+    async (request, reply) => {
+      const { assistants: views, total } = await assistants.list(principalOf(request), {
+        skip: request.query.skip ?? 0,
+        limit: request.query.limit ?? 100,
+        activeOnly: request.query.active_only ?? false,
+      });
+      reply.header('X-Total-Count', total);
+      return views.map(assistantView);
+    },
+  );
+
+  app.get(
+    '/api/v1/assistants/:assistant_id',
+    {
+      config: { access: access.area('assistants') },
+      schema: {
+        tags,
+        summary: 'One assistant, secrets masked',
+        params: IdParam('assistant_id'),
+        response: { 200: AssistantOut },
+      },
+    },
+    async (request) => assistantView(await assistants.get(principalOf(request), request.params.assistant_id)),
+  );
+
+  app.put(
+    '/api/v1/assistants/:assistant_id',
+    {
+      config: { access: access.area('assistants') },
+      schema: {
+        tags,
+        summary: 'Change the fields named; a nested object given replaces the stored one (after validation)',
+        params: IdParam('assistant_id'),
+        body: AssistantUpdate,
+        response: { 200: AssistantOut },
+      },
+    },
+    async (request) =>
+      assistantView(await assistants.update(principalOf(request), request.params.assistant_id, request.body)),
+  );
+
+  app.delete(
+    '/api/v1/assistants/:assistant_id',
+    {
+      config: { access: access.area('assistants') },
+      schema: {
+        tags,
+        summary: 'Delete an assistant',
+        params: IdParam('assistant_id'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await assistants.remove(principalOf(request), request.params.assistant_id);
+      return reply.code(204).send(null);
+    },
+  );
+}

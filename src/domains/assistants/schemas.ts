@@ -1,0 +1,337 @@
+/**
+ * The assistant configuration model of platform-api.md ("Assistant"), as TypeBox schemas. Inner
+ * fields carry the documented defaults, so a nested object — on create, or given in a PUT — is
+ * completed and validated as a whole. Only the create schema defaults the top-level objects.
+ */
+import { type TProperties, type TSchema, Type } from 'typebox';
+import { LLM_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
+const Text = (maxLength: number) => Type.String({ maxLength });
+const Secret = Type.String({ minLength: 1, maxLength: 4096 });
+const OpenObject = Type.Object({}, { additionalProperties: true });
+const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+export const LLM_PROVIDER_IDS = [...LLM_PROVIDERS, 'custom'] as const;
+export const DEFAULT_SYSTEM_PROMPT =
+  'You are a helpful voice assistant. Keep answers short and conversational.';
+export const DEFAULT_WELCOME_MESSAGE = 'Hello! How can I help you today?';
+export const DEFAULT_IDLE_MESSAGE = 'Are you still there?';
+/** Speech models of the newest generation (nova-3…) take `keyterms`. */
+export function takesKeyterms(model: string): boolean {
+  return /^nova-3(-|$)/.test(model);
+}
+
+/** The older generations (nova-2…, nova…, enhanced…, base…) take `keywords`. */
+export function takesKeywords(model: string): boolean {
+  return !takesKeyterms(model) && /^(nova|enhanced|base)(-|$)/.test(model);
+}
+
+export const LlmProviderConfig = Type.Object(
+  {
+    api_key: Type.Optional(Secret),
+    model: Type.Optional(Text(200)),
+    base_url: Type.Optional(Url),
+    custom_config: Type.Optional(OpenObject),
+  },
+  {
+    additionalProperties: false,
+    description: 'api_key is required when the object is given; base_url when llm_provider is custom.',
+  },
+);
+
+export const LlmSettings = Type.Object(
+  {
+    temperature: Type.Number({ minimum: 0, maximum: 2, default: 0.7 }),
+    max_tokens: Type.Integer({ minimum: 1, maximum: 32_000, default: 1000 }),
+    system_prompt: Type.String({ maxLength: 50_000, default: DEFAULT_SYSTEM_PROMPT }),
+    welcome_message: Type.String({ maxLength: 2000, default: DEFAULT_WELCOME_MESSAGE }),
+    top_p: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
+    frequency_penalty: Type.Number({ minimum: -2, maximum: 2, default: 0 }),
+    presence_penalty: Type.Number({ minimum: -2, maximum: 2, default: 0 }),
+    stop_sequences: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 4, default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export const InterruptionSettings = Type.Object(
+  {
+    interruption_threshold: Type.Integer({
+      minimum: 1,
+      maximum: 50,
+      default: 3,
+      description: 'Words the caller must say to interrupt',
+    }),
+    min_speaking_time: Type.Number({
+      minimum: 0,
+      maximum: 30,
+      default: 0.5,
+      description: 'Seconds the assistant speaks before it can be interrupted',
+    }),
+    interruption_cooldown: Type.Number({
+      minimum: 0,
+      maximum: 60,
+      default: 2,
+      description: 'Seconds between interruptions',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const TtsSettings = Type.Object(
+  {
+    provider: Type.Union(
+      TTS_PROVIDERS.map((p) => Type.Literal(p)),
+      { default: 'tts_a' },
+    ),
+    voice_id: Type.String({ minLength: 1, maxLength: 200, default: 'default' }),
+    model_id: Type.Optional(Text(200)),
+    latency: Type.Integer({ minimum: 0, maximum: 4, default: 1 }),
+    provider_config: Type.Object({}, { additionalProperties: true, default: {} }),
+    api_key: Type.Optional(Secret),
+    stability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'tts_a; default 0.5' })),
+    similarity_boost: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'tts_a; default 0.75' }),
+    ),
+    style: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'tts_a; default 0' })),
+    use_speaker_boost: Type.Optional(Type.Boolean({ description: 'tts_a; default true' })),
+  },
+  { additionalProperties: false },
+);
+
+/** tts_a's extra fields live at the top level of tts_settings and default only for tts_a. */
+export const TTS_A_DEFAULTS = {
+  stability: 0.5,
+  similarity_boost: 0.75,
+  style: 0,
+  use_speaker_boost: true,
+} as const;
+
+export const SttSettings = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 100, default: 'nova-3' }),
+    language: Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$', default: 'en-US' }),
+    punctuate: Type.Boolean({ default: true }),
+    interim_results: Type.Boolean({ default: true }),
+    endpointing: Type.Object(
+      {
+        silence_threshold: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
+        min_silence_duration: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    utterance_end_ms: Type.Integer({ minimum: 0, maximum: 10_000, default: 1000 }),
+    vad_turnoff: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
+    smart_format: Type.Boolean({ default: true }),
+    keywords: Type.Array(
+      Type.Object(
+        {
+          keyword: Type.String({ minLength: 1, maxLength: 100 }),
+          intensifier: Type.Optional(Type.Number({ minimum: -10, maximum: 10 })),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 100, default: [], description: 'Older models only (nova-2, nova, enhanced, base)' },
+    ),
+    keyterms: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+      maxItems: 100,
+      default: [],
+      description: 'Newest model only (nova-3)',
+    }),
+    audio_denoising: Type.Boolean({ default: false }),
+    api_key: Type.Optional(Secret),
+  },
+  { additionalProperties: false },
+);
+
+const ToolToggle = {
+  enabled: Type.Boolean({ default: false }),
+  scenarios: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50, default: [] }),
+  custom_message: Type.Optional(Nullable(Text(2000))),
+};
+
+export const ToolsSettings = Type.Object(
+  {
+    enabled_tools: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, default: [] }),
+    end_call: Type.Object(ToolToggle, { additionalProperties: false, default: {} }),
+    transfer_call: Type.Object(
+      {
+        ...ToolToggle,
+        transfer_numbers: Type.Array(Type.String({ maxLength: 32 }), {
+          maxItems: 20,
+          default: [],
+          description: 'E.164',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    custom_tools: Type.Array(
+      Type.Object(
+        { name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) },
+        { additionalProperties: true },
+      ),
+      { maxItems: 50, default: [] },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RagSettings = Type.Object(
+  {
+    enabled: Type.Boolean({ default: false }),
+    search_limit: Type.Integer({ minimum: 1, maximum: 50, default: 3 }),
+    similarity_threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7 }),
+    embedding_model: Type.String({ minLength: 1, maxLength: 200, default: 'text-embedding-3-small' }),
+    chunking_strategy: Type.Union([literals(['recursive', 'fixed', 'sentence', 'semantic'])], {
+      default: 'recursive',
+    }),
+    chunk_size: Type.Integer({ minimum: 100, maximum: 10_000, default: 1000 }),
+    chunk_overlap: Type.Integer({ minimum: 0, maximum: 5000, default: 200 }),
+    auto_process: Type.Boolean({ default: true }),
+    include_metadata: Type.Boolean({ default: true }),
+    context_window_tokens: Type.Integer({ minimum: 100, maximum: 200_000, default: 4000 }),
+  },
+  { additionalProperties: false },
+);
+
+export const LlmFallbackProviders = Type.Object(
+  {
+    enabled: Type.Boolean({ default: false }),
+    fallbacks: Type.Array(
+      Type.Object(
+        {
+          provider: literals(LLM_PROVIDER_IDS),
+          api_key: Secret,
+          base_url: Type.Optional(Url),
+          model: Type.Optional(Text(200)),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 5, default: [] },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomSettings = Type.Object(
+  {
+    structured_data_prompt: Type.Optional(Text(10_000)),
+    structured_data_schema: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'A JSON Schema' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const CarrierAConfig = Type.Object(
+  { account_sid: Type.String({ minLength: 1, maxLength: 128 }), auth_token: Secret },
+  { additionalProperties: false },
+);
+export const CarrierBConfig = Type.Object(
+  { api_key: Secret, connection_id: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+);
+
+/** The configurable fields, their schema, and the default the create schema gives them. */
+const FIELDS: Array<[string, TSchema, unknown?]> = [
+  ['description', Nullable(Text(2000))],
+  ['is_active', Nullable(Type.Boolean()), true],
+  ['llm_provider', Nullable(literals(LLM_PROVIDER_IDS)), 'llm_a'],
+  ['llm_provider_config', LlmProviderConfig],
+  ['carrier_a_config', CarrierAConfig],
+  ['carrier_b_config', CarrierBConfig],
+  ['llm_settings', LlmSettings, {}],
+  ['webhook_url', Nullable(Url)],
+  ['sms_webhook_url', Nullable(Url)],
+  ['messaging_service_sid', Nullable(Text(128))],
+  ['interruption_settings', InterruptionSettings, {}],
+  ['tts_settings', TtsSettings, {}],
+  ['stt_settings', SttSettings, {}],
+  ['end_call_message', Nullable(Text(2000))],
+  ['transfer_call_message', Nullable(Text(2000))],
+  ['idle_message', Nullable(Text(2000)), DEFAULT_IDLE_MESSAGE],
+  ['max_idle_messages', Nullable(Type.Integer({ minimum: 0, maximum: 10 })), 2],
+  ['idle_timeout', Nullable(Type.Integer({ minimum: 1, maximum: 600, description: 'Seconds' })), 10],
+  ['tools_settings', ToolsSettings, {}],
+  ['rag_settings', RagSettings, {}],
+  ['llm_fallback_providers', LlmFallbackProviders, {}],
+  ['custom_settings', CustomSettings, {}],
+];
+
+/** Write-only secret fields, folded into the nested object they belong to; never in a response. */
+export const FLAT_SECRET_FIELDS: TProperties = {
+  llm_a_api_key: Type.Optional(Nullable(Secret)),
+  custom_llm_url: Type.Optional(Nullable(Url)),
+  stt_api_key: Type.Optional(Nullable(Secret)),
+  tts_a_api_key: Type.Optional(Nullable(Secret)),
+  carrier_a_account_sid: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128 }))),
+  carrier_a_auth_token: Type.Optional(Nullable(Secret)),
+};
+
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  description: 'Unique in the organization',
+});
+
+export const AssistantCreate = Type.Object(
+  {
+    name: Name,
+    ...Object.fromEntries(
+      FIELDS.map(([field, schema, fallback]) => [
+        field,
+        Type.Optional(fallback === undefined ? schema : { ...schema, default: fallback }),
+      ]),
+    ),
+    ...FLAT_SECRET_FIELDS,
+  },
+  { additionalProperties: false },
+);
+
+export const AssistantUpdate = Type.Object(
+  {
+    name: Type.Optional(Name),
+    ...Object.fromEntries(FIELDS.map(([field, schema]) => [field, Type.Optional(schema)])),
+    ...FLAT_SECRET_FIELDS,
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** The configuration fields of the response (flat secret fields are never returned). */
+export const CONFIG_FIELDS = FIELDS.map(([field]) => field).filter(
+  (f) => !['description', 'is_active', 'llm_provider'].includes(f),
+);
+
+/** Where secrets sit inside the stored configuration (sealed there, masked in answers). */
+export const SECRET_PATHS = [
+  'llm_provider_config.api_key',
+  'llm_fallback_providers.fallbacks[].api_key',
+  'carrier_a_config.auth_token',
+  'carrier_b_config.api_key',
+  'stt_settings.api_key',
+  'tts_settings.api_key',
+  'tts_settings.provider_config.*',
+] as const;
+
+export const AssistantOut = Type.Object(
+  {
+    id: Type.Integer(),
+    organization_id: Type.Integer(),
+    user_id: Nullable(Type.Integer()),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    is_active: Type.Boolean(),
+    llm_provider: Type.String(),
+    ...Object.fromEntries(
+      FIELDS.filter(([field]) => CONFIG_FIELDS.includes(field)).map(([field, schema]) => [
+        field,
+        Nullable(schema),
+      ]),
+    ),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Assistant' },
+);

@@ -1,0 +1,262 @@
+/**
+ * Assistants: validation beyond what the schema can say, folding of the flat secret fields into
+ * the objects they belong to, and secrets sealed at rest and masked in answers.
+ */
+import { Ajv } from 'ajv';
+import type { Db } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Principal } from '../../http/access.js';
+import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
+import { toE164 } from '../../lib/phone.js';
+import { maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import { CONFIG_FIELDS, SECRET_PATHS, TTS_A_DEFAULTS, takesKeyterms, takesKeywords } from './schemas.js';
+import * as store from './store.js';
+
+type Json = Record<string, unknown>;
+
+// addUsedSchema: false — user schemas with the same $id must not collide in this shared instance.
+const jsonSchemaChecker = new Ajv({
+  strict: false,
+  allErrors: true,
+  validateSchema: true,
+  addUsedSchema: false,
+});
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export interface AssistantView {
+  row: store.AssistantRow;
+  /** The configuration with secrets masked. */
+  config: Json;
+}
+
+export class AssistantService {
+  constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+
+  async create(principal: Principal, body: Json): Promise<AssistantView> {
+    const config = this.#prepare(body, {}, (body.llm_provider as string | null) ?? 'llm_a');
+    const row = await store.insertAssistant(this.deps.db, principal.tenant, {
+      userId: principal.user.id,
+      name: String(body.name).trim(),
+      description: (body.description as string | null | undefined) ?? null,
+      isActive: (body.is_active as boolean | null | undefined) ?? true,
+      llmProvider: (body.llm_provider as string | null | undefined) ?? 'llm_a',
+      config: sealPaths(config, SECRET_PATHS, this.deps.secrets),
+    });
+    if (!row) throw conflict('An assistant with this name already exists');
+    return this.#view(row);
+  }
+
+  async get(principal: Principal, id: number): Promise<AssistantView> {
+    const row = await store.findAssistant(this.deps.db, principal.tenant, id);
+    if (!row) throw notFound('Assistant not found');
+    return this.#view(row);
+  }
+
+  async list(principal: Principal, options: { skip: number; limit: number; activeOnly: boolean }) {
+    const { rows, total } = await store.listAssistants(this.deps.db, principal.tenant, options);
+    return { assistants: rows.map((row) => this.#view(row)), total };
+  }
+
+  /** Changes the fields the body names; a nested object given replaces the stored one. */
+  async update(principal: Principal, id: number, body: Json): Promise<AssistantView> {
+    try {
+      return await this.deps.db.transaction(async (tx) => {
+        const current = await store.findAssistant(tx, principal.tenant, id, { forUpdate: true });
+        if (!current) throw notFound('Assistant not found');
+        const stored = openPaths(current.config, SECRET_PATHS, this.deps.secrets);
+        const provider =
+          body.llm_provider === undefined || body.llm_provider === null
+            ? current.llmProvider
+            : String(body.llm_provider);
+        const config = this.#prepare(body, stored, provider);
+        const row = await store.updateAssistant(tx, principal.tenant, id, {
+          ...(body.name !== undefined ? { name: String(body.name).trim() } : {}),
+          ...(body.description !== undefined ? { description: body.description as string | null } : {}),
+          ...(body.is_active !== undefined && body.is_active !== null
+            ? { isActive: Boolean(body.is_active) }
+            : {}),
+          ...(body.llm_provider !== undefined && body.llm_provider !== null ? { llmProvider: provider } : {}),
+          config: sealPaths(config, SECRET_PATHS, this.deps.secrets),
+        });
+        if (!row) throw notFound('Assistant not found');
+        return this.#view(row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('An assistant with this name already exists');
+      throw error;
+    }
+  }
+
+  async remove(principal: Principal, id: number): Promise<void> {
+    // Phone numbers, graph nodes and campaigns that use an assistant will refuse this (409) as
+    // those resources arrive; none exists yet.
+    if (!(await store.deleteAssistant(this.deps.db, principal.tenant, id)))
+      throw notFound('Assistant not found');
+  }
+
+  /** The stored configuration with its secrets opened (for the runtime that places calls). */
+  openConfig(row: store.AssistantRow): Json {
+    return openPaths(row.config, SECRET_PATHS, this.deps.secrets);
+  }
+
+  #view(row: store.AssistantRow): AssistantView {
+    return { row, config: maskPaths(row.config, SECRET_PATHS, this.deps.secrets) };
+  }
+
+  /**
+   * The full configuration to store: `stored` (opened) with the body's fields over it, flat secret
+   * fields folded in, masked secrets restored, tts_a's extras defaulted; then every rule checked.
+   */
+  #prepare(body: Json, stored: Json, llmProvider: string): Json {
+    const changes: Json = {};
+    for (const field of CONFIG_FIELDS)
+      if (body[field] !== undefined) changes[field] = structuredClone(body[field]);
+    const nested = (field: string): Json => {
+      const value = changes[field] ?? stored[field] ?? {};
+      changes[field] = isObject(value) ? { ...value } : {};
+      return changes[field] as Json;
+    };
+    if (typeof body.llm_a_api_key === 'string') nested('llm_provider_config').api_key = body.llm_a_api_key;
+    if (typeof body.custom_llm_url === 'string') nested('llm_provider_config').base_url = body.custom_llm_url;
+    if (typeof body.stt_api_key === 'string') nested('stt_settings').api_key = body.stt_api_key;
+    if (typeof body.tts_a_api_key === 'string') nested('tts_settings').api_key = body.tts_a_api_key;
+    if (typeof body.carrier_a_account_sid === 'string')
+      nested('carrier_a_config').account_sid = body.carrier_a_account_sid;
+    if (typeof body.carrier_a_auth_token === 'string')
+      nested('carrier_a_config').auth_token = body.carrier_a_auth_token;
+
+    const { result, unknownMasked } = restoreMasked(changes, stored, SECRET_PATHS);
+    if (unknownMasked) {
+      throw new ValidationFailed([
+        {
+          loc: ['body', ...unknownMasked],
+          msg: 'A masked value can only stand for a stored secret; send the secret itself',
+          type: 'value_error',
+        },
+      ]);
+    }
+    const tts = result.tts_settings;
+    if (isObject(tts) && tts.provider === 'tts_a') {
+      for (const [field, value] of Object.entries(TTS_A_DEFAULTS)) tts[field] ??= value;
+    }
+    const config = { ...stored, ...result };
+    const issues = this.#check(config, llmProvider, new Set(Object.keys(result)));
+    if (issues.length > 0) throw new ValidationFailed(issues);
+    return config;
+  }
+
+  /** Rules across fields. Only the fields being written are reported, so old data never blocks a change. */
+  #check(config: Json, llmProvider: string, written: Set<string>): ValidationIssue[] {
+    const issues: ValidationIssue[] = [];
+    const issue = (loc: Array<string | number>, msg: string, type = 'value_error') =>
+      issues.push({ loc: ['body', ...loc], msg, type });
+
+    const llm = config.llm_provider_config;
+    if (written.has('llm_provider_config') || llmProvider === 'custom') {
+      if (isObject(llm) && typeof llm.api_key !== 'string') {
+        issue(
+          ['llm_provider_config', 'api_key'],
+          'api_key is required when llm_provider_config is given',
+          'missing',
+        );
+      }
+      if (llmProvider === 'custom' && !(isObject(llm) && typeof llm.base_url === 'string')) {
+        issue(
+          ['llm_provider_config', 'base_url'],
+          'base_url is required when llm_provider is custom',
+          'missing',
+        );
+      }
+    }
+    const fallbacks = (config.llm_fallback_providers as Json | undefined)?.fallbacks;
+    if (written.has('llm_fallback_providers') && Array.isArray(fallbacks)) {
+      fallbacks.forEach((fallback: Json, index) => {
+        if (fallback.provider === 'custom' && typeof fallback.base_url !== 'string') {
+          issue(
+            ['llm_fallback_providers', 'fallbacks', index, 'base_url'],
+            'base_url is required for a custom fallback',
+            'missing',
+          );
+        }
+      });
+    }
+
+    const stt = config.stt_settings;
+    if (written.has('stt_settings') && isObject(stt)) {
+      const model = String(stt.model);
+      if (Array.isArray(stt.keywords) && stt.keywords.length > 0 && !takesKeywords(model)) {
+        issue(
+          ['stt_settings', 'keywords'],
+          `keywords work only with older speech models (nova-2, nova, enhanced, base), not ${model}; use keyterms`,
+        );
+      }
+      if (Array.isArray(stt.keyterms) && stt.keyterms.length > 0 && !takesKeyterms(model)) {
+        issue(
+          ['stt_settings', 'keyterms'],
+          `keyterms work only with the newest speech model (nova-3), not ${model}; use keywords`,
+        );
+      }
+    }
+
+    const tts = config.tts_settings;
+    if (written.has('tts_settings') && isObject(tts)) {
+      const providerConfig = (tts.provider_config ?? {}) as Json;
+      if (tts.provider === 'tts_d' && typeof providerConfig.project_uuid !== 'string') {
+        issue(
+          ['tts_settings', 'provider_config', 'project_uuid'],
+          'tts_d needs provider_config.project_uuid',
+          'missing',
+        );
+      }
+      if (
+        tts.provider === 'tts_c' &&
+        providerConfig.language !== undefined &&
+        !/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(String(providerConfig.language))
+      ) {
+        issue(
+          ['tts_settings', 'provider_config', 'language'],
+          'provider_config.language must be a language code such as en-US',
+        );
+      }
+    }
+
+    const transfer = (config.tools_settings as Json | undefined)?.transfer_call as Json | undefined;
+    if (written.has('tools_settings') && Array.isArray(transfer?.transfer_numbers)) {
+      transfer.transfer_numbers = (transfer.transfer_numbers as string[]).map((number, index) => {
+        const e164 = toE164(number);
+        if (!e164)
+          issue(
+            ['tools_settings', 'transfer_call', 'transfer_numbers', index],
+            'Not a valid E.164 phone number (e.g. +14155552671)',
+          );
+        return e164 ?? number;
+      });
+    }
+
+    const rag = config.rag_settings;
+    if (written.has('rag_settings') && isObject(rag) && Number(rag.chunk_overlap) >= Number(rag.chunk_size)) {
+      issue(['rag_settings', 'chunk_overlap'], 'chunk_overlap must be smaller than chunk_size');
+    }
+
+    const schema = (config.custom_settings as Json | undefined)?.structured_data_schema;
+    if (written.has('custom_settings') && schema !== undefined) {
+      let problem: string | undefined;
+      if (!jsonSchemaChecker.validateSchema(schema as object)) {
+        problem = jsonSchemaChecker.errorsText(jsonSchemaChecker.errors, { dataVar: 'schema' });
+      } else {
+        try {
+          jsonSchemaChecker.compile(schema as object);
+        } catch (error) {
+          problem = (error as Error).message;
+        }
+      }
+      if (problem)
+        issue(['custom_settings', 'structured_data_schema'], `Not a valid JSON Schema: ${problem}`);
+    }
+    return issues;
+  }
+}

@@ -1,0 +1,77 @@
+/** SQL of assistants. */
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { assistants } from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
+
+export type AssistantRow = typeof assistants.$inferSelect;
+type Values = Pick<AssistantRow, 'name' | 'description' | 'isActive' | 'llmProvider' | 'config'>;
+
+export async function insertAssistant(
+  ex: Executor,
+  tenant: Tenant,
+  values: Values & { userId: number },
+): Promise<AssistantRow | undefined> {
+  const [row] = await ex
+    .insert(assistants)
+    .values({ ...values, organizationId: tenant.organizationId })
+    .onConflictDoNothing()
+    .returning();
+  return row;
+}
+
+export async function findAssistant(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  options: { forUpdate?: boolean } = {},
+): Promise<AssistantRow | undefined> {
+  const query = ex
+    .select()
+    .from(assistants)
+    .where(tenant.where(assistants, eq(assistants.id, id)))
+    .limit(1);
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+export async function listAssistants(
+  ex: Executor,
+  tenant: Tenant,
+  options: { skip: number; limit: number; activeOnly: boolean },
+): Promise<{ rows: AssistantRow[]; total: number }> {
+  const where = tenant.where(assistants, options.activeOnly ? eq(assistants.isActive, true) : undefined);
+  const [rows, [count]] = await Promise.all([
+    ex
+      .select()
+      .from(assistants)
+      .where(where)
+      .orderBy(asc(assistants.id))
+      .limit(options.limit)
+      .offset(options.skip),
+    ex.select({ n: sql<number>`count(*)::int` }).from(assistants).where(where),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
+
+export async function updateAssistant(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  changes: Partial<Values>,
+): Promise<AssistantRow | undefined> {
+  const [row] = await ex
+    .update(assistants)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(and(tenant.owns(assistants), eq(assistants.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteAssistant(ex: Executor, tenant: Tenant, id: number): Promise<boolean> {
+  const rows = await ex
+    .delete(assistants)
+    .where(tenant.where(assistants, eq(assistants.id, id)))
+    .returning({ id: assistants.id });
+  return rows.length === 1;
+}

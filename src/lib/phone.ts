@@ -1,0 +1,14 @@
+/** Phone numbers: E.164 parsing and normalisation (libphonenumber-js). */
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+
+/** The E.164 form of `input` (`+14155552671`), or undefined when it is not a valid number. */
+export function toE164(input: string): string | undefined {
+  const trimmed = input.trim();
+  if (!/^\+[\d\s().-]+$/.test(trimmed)) return undefined;
+  const parsed = parsePhoneNumberFromString(trimmed);
+  return parsed?.isValid() ? parsed.number : undefined;
+}
+
+export function isTollFree(e164: string): boolean {
+  return parsePhoneNumberFromString(e164)?.getType() === 'TOLL_FREE';
+}
