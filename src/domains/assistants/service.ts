@@ -144,20 +144,26 @@ export class AssistantService {
       for (const [field, value] of Object.entries(TTS_A_DEFAULTS)) tts[field] ??= value;
     }
     const config = { ...stored, ...result };
-    const issues = this.#check(config, llmProvider, new Set(Object.keys(result)));
+    const issues = this.#check(
+      config,
+      llmProvider,
+      new Set(Object.keys(result)),
+      body.llm_provider_config !== undefined,
+    );
     if (issues.length > 0) throw new ValidationFailed(issues);
     return config;
   }
 
   /** Rules across fields. Only the fields being written are reported, so old data never blocks a change. */
-  #check(config: Json, llmProvider: string, written: Set<string>): ValidationIssue[] {
+  #check(config: Json, llmProvider: string, written: Set<string>, configGiven: boolean): ValidationIssue[] {
     const issues: ValidationIssue[] = [];
     const issue = (loc: Array<string | number>, msg: string, type = 'value_error') =>
       issues.push({ loc: ['body', ...loc], msg, type });
 
     const llm = config.llm_provider_config;
     if (written.has('llm_provider_config') || llmProvider === 'custom') {
-      if (isObject(llm) && typeof llm.api_key !== 'string') {
+      // Required when the caller gives the object; a bare custom_llm_url (a local model) needs no key.
+      if (configGiven && isObject(llm) && typeof llm.api_key !== 'string') {
         issue(
           ['llm_provider_config', 'api_key'],
           'api_key is required when llm_provider_config is given',
@@ -205,6 +211,12 @@ export class AssistantService {
     const tts = config.tts_settings;
     if (written.has('tts_settings') && isObject(tts)) {
       const providerConfig = (tts.provider_config ?? {}) as Json;
+      if (tts.provider !== 'tts_a') {
+        for (const field of Object.keys(TTS_A_DEFAULTS)) {
+          if (tts[field] !== undefined)
+            issue(['tts_settings', field], `${field} applies only to tts_a`, 'extra_forbidden');
+        }
+      }
       if (tts.provider === 'tts_d' && typeof providerConfig.project_uuid !== 'string') {
         issue(
           ['tts_settings', 'provider_config', 'project_uuid'],
