@@ -3,9 +3,9 @@
  * Happy paths, each validation rule of the request schemas, and who may (not) touch which key.
  * The tests share one platform and database; each creates the users and keys it needs.
  */
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMembership } from '../src/domains/identity/store.js';
+import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
 
@@ -33,23 +33,6 @@ function updateKey(headers: Headers, id: number | string, payload: unknown) {
 }
 function deleteKey(headers: Headers, id: number | string) {
   return t.app.inject({ method: 'DELETE', url: `${KEYS}/${id}`, headers });
-}
-
-interface Issue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
-}
-
-/** A 422 whose validation list names `loc` (and `type`, when given). */
-function expectValidation(response: LightMyRequestResponse, loc: Array<string | number>, type?: string) {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail as Issue[];
-  expect(Array.isArray(detail)).toBe(true);
-  const issue = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
-  expect(issue, `no issue at ${JSON.stringify(loc)} in ${response.body}`).toBeDefined();
-  expect(typeof issue?.msg).toBe('string');
-  if (type) expect(issue?.type).toBe(type);
 }
 
 async function keyIn(user: TestUser, id: number) {

@@ -7,12 +7,12 @@
  * the users it needs.
  */
 import { eq } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistants } from '../src/db/schema/index.js';
 import { SECRET_PATHS } from '../src/domains/assistants/schemas.js';
 import { openPaths } from '../src/lib/secret-paths.js';
 import { SecretBox } from '../src/lib/secrets.js';
+import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform } from './support/harness.js';
 
@@ -83,24 +83,6 @@ function update(headers: Headers, id: number | string, payload: unknown) {
 }
 function remove(headers: Headers, id: number | string) {
   return t.app.inject({ method: 'DELETE', url: `${BASE}/${id}`, headers });
-}
-
-interface Issue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
-}
-
-/** A 422 whose validation list names `loc` (and `type`, when given). */
-function expectValidation(response: LightMyRequestResponse, loc: Array<string | number>, type?: string) {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail as Issue[];
-  expect(Array.isArray(detail), response.body).toBe(true);
-  const issue = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
-  expect(issue, `no issue at ${JSON.stringify(loc)} in ${response.body}`).toBeDefined();
-  expect(typeof issue?.msg).toBe('string');
-  expect(issue?.msg.length).toBeGreaterThan(0);
-  if (type) expect(issue?.type).toBe(type);
 }
 
 let serial = 0;

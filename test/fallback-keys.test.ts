@@ -5,9 +5,9 @@
  * touch which key. The tests share one platform; each creates the users it needs.
  */
 import { eq } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fallbackKeys } from '../src/db/schema/index.js';
+import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
 
@@ -61,23 +61,6 @@ function update(headers: Headers, provider: string, id: number | string, payload
 }
 function remove(headers: Headers, provider: string, id: number | string) {
   return t.app.inject({ method: 'DELETE', url: `${BASE}/${provider}/${id}`, headers });
-}
-
-interface Issue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
-}
-
-/** A 422 whose validation list names `loc` (and `type`, when given). */
-function expectValidation(response: LightMyRequestResponse, loc: Array<string | number>, type?: string) {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail as Issue[];
-  expect(Array.isArray(detail), response.body).toBe(true);
-  const issue = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
-  expect(issue, `no issue at ${JSON.stringify(loc)} in ${response.body}`).toBeDefined();
-  expect(typeof issue?.msg).toBe('string');
-  if (type) expect(issue?.type).toBe(type);
 }
 
 let serial = 0;

@@ -5,9 +5,9 @@
  * may (not) touch which preset. The tests share one platform; each creates the users it needs.
  */
 import { eq } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmPresets } from '../src/db/schema/index.js';
+import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
 
@@ -51,23 +51,6 @@ function remove(headers: Headers, id: number | string) {
 }
 function apply(headers: Headers, id: number | string) {
   return t.app.inject({ method: 'GET', url: `${PRESETS}/${id}/apply`, headers });
-}
-
-interface Issue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
-}
-
-/** A 422 whose validation list names `loc` (and `type`, when given). */
-function expectValidation(response: LightMyRequestResponse, loc: Array<string | number>, type?: string) {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail as Issue[];
-  expect(Array.isArray(detail), response.body).toBe(true);
-  const issue = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
-  expect(issue, `no issue at ${JSON.stringify(loc)} in ${response.body}`).toBeDefined();
-  expect(typeof issue?.msg).toBe('string');
-  if (type) expect(issue?.type).toBe(type);
 }
 
 let serial = 0;

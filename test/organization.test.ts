@@ -7,10 +7,10 @@
  * database; each creates the users and organizations it needs.
  */
 import { randomBytes } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMembership } from '../src/domains/identity/store.js';
 import { SecretBox } from '../src/lib/secrets.js';
+import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform, waitFor } from './support/harness.js';
 
@@ -78,23 +78,6 @@ const postFallback = (headers: Headers, provider: string, payload: unknown) =>
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
 const masked = (value: string) => `****${value.slice(-4)}`;
 const uniqueSlug = (label = 'org') => `${label}-${randomBytes(4).toString('hex')}`;
-
-interface Issue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
-}
-
-/** A 422 whose validation list names `loc` (and `type`, when given). */
-function expectValidation(response: LightMyRequestResponse, loc: Array<string | number>, type?: string) {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail as Issue[];
-  expect(Array.isArray(detail), response.body).toBe(true);
-  const issue = detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
-  expect(issue, `no issue at ${JSON.stringify(loc)} in ${response.body}`).toBeDefined();
-  expect(typeof issue?.msg).toBe('string');
-  if (type) expect(issue?.type, response.body).toBe(type);
-}
 
 async function organizationOf(user: { headers: Headers }): Promise<Json> {
   const response = await getOrg(user.headers);
