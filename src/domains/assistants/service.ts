@@ -98,11 +98,6 @@ export class AssistantService {
       throw notFound('Assistant not found');
   }
 
-  /** The stored configuration with its secrets opened (for the runtime that places calls). */
-  openConfig(row: store.AssistantRow): Json {
-    return openPaths(row.config, SECRET_PATHS, this.deps.secrets);
-  }
-
   #view(row: store.AssistantRow): AssistantView {
     return { row, config: maskPaths(row.config, SECRET_PATHS, this.deps.secrets) };
   }
