@@ -121,6 +121,16 @@ export const variables = {
   ),
   MAIL_FROM: variable('Switchboard <no-reply@switchboard.local>', 'Sender of every mail.', text),
   TRIAL_CREDITS: variable('10.00', "Credits granted to a user's first organization.", decimal(0)),
+  LOGIN_MAX_FAILURES: variable(
+    '10',
+    'Failed sign-ins allowed per email within LOGIN_FAILURE_WINDOW_MINUTES; more answer 429.',
+    integer(1, 10_000),
+  ),
+  LOGIN_FAILURE_WINDOW_MINUTES: variable(
+    '15',
+    'Window in which failed sign-ins are counted.',
+    integer(1, 24 * 60),
+  ),
   ACCESS_TOKEN_TTL_MINUTES: variable('30', 'Lifetime of a JWT access token.', integer(1, 24 * 60)),
   SESSION_TTL_DAYS: variable(
     '30',
@@ -202,6 +212,7 @@ export interface Config {
   mailFrom: string;
   trialCredits: number;
   accessTokenTtlSeconds: number;
+  login: { maxFailures: number; failureWindowSeconds: number };
   sessionTtlSeconds: number;
   bodyLimitBytes: number;
   allowPrivateTargets: boolean;
@@ -267,6 +278,10 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
     mailFrom: readOr('MAIL_FROM'),
     trialCredits: readOr('TRIAL_CREDITS'),
     accessTokenTtlSeconds: readOr('ACCESS_TOKEN_TTL_MINUTES') * 60,
+    login: {
+      maxFailures: readOr('LOGIN_MAX_FAILURES'),
+      failureWindowSeconds: readOr('LOGIN_FAILURE_WINDOW_MINUTES') * 60,
+    },
     sessionTtlSeconds: readOr('SESSION_TTL_DAYS') * 86_400,
     bodyLimitBytes: readOr('BODY_LIMIT_BYTES'),
     allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS') ?? (embedded && nodeEnv !== 'production'),

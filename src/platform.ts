@@ -93,7 +93,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     mailer,
     changes,
     organizations,
-    config: { publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds },
+    config: { publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds, login: config.login },
   });
   const services = {
     identity,

@@ -100,6 +100,16 @@ export const authSessions = pgTable(
   (t) => [index('auth_sessions_user_idx').on(t.userId)],
 );
 
+/**
+ * Failed sign-ins per email in the current window (fixed windows, counted atomically in the row so
+ * the limit holds across a cluster). A successful sign-in clears the row.
+ */
+export const loginFailures = pgTable('login_failures', {
+  email: text('email').primaryKey(),
+  windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
+  failures: integer('failures').notNull().default(0),
+});
+
 /** Single-use tokens sent by mail (email verification; later password reset). Stored as hashes. */
 export const emailTokens = pgTable(
   'email_tokens',

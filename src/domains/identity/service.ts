@@ -20,6 +20,7 @@ const VERIFY_EMAIL_TTL_MS = 48 * 60 * 60 * 1000;
 export interface IdentityConfig {
   publicUrl: string;
   sessionTtlSeconds: number;
+  login: { maxFailures: number; failureWindowSeconds: number };
 }
 
 export interface IssuedSession {
@@ -112,10 +113,27 @@ export class IdentityService {
     input: { email: string; password: string; organizationId?: number },
     userAgent: string | null,
   ): Promise<SignedIn> {
-    const user = await store.findUserByEmail(this.deps.db, normalizeEmail(input.email));
+    const email = normalizeEmail(input.email);
+    const { maxFailures, failureWindowSeconds } = this.deps.config.login;
+    // Guessing is throttled per email (known or not, so the answer tells nothing), before any scrypt.
+    const recent = await store.currentLoginFailures(this.deps.db, email, failureWindowSeconds);
+    if (recent.failures >= maxFailures && recent.windowStart) {
+      const retryAfter = Math.max(
+        1,
+        Math.ceil((recent.windowStart.getTime() + failureWindowSeconds * 1000 - Date.now()) / 1000),
+      );
+      throw new AppError(429, 'Too many failed sign-ins for this email; try again later', {
+        'Retry-After': String(retryAfter),
+      });
+    }
+    const user = await store.findUserByEmail(this.deps.db, email);
     // Always spend one scrypt, so the answer time does not tell whether the email exists.
     const valid = await verifyPassword(input.password, user?.passwordHash ?? null);
-    if (!user || !valid) throw unauthorized('Incorrect email or password');
+    if (!user || !valid) {
+      await store.recordLoginFailure(this.deps.db, email, failureWindowSeconds);
+      throw unauthorized('Incorrect email or password');
+    }
+    if (recent.failures > 0) await store.clearLoginFailures(this.deps.db, email);
     const membership = await this.#chooseMembership(user, input.organizationId);
     return this.deps.db.transaction(async (tx) => {
       await store.setLastOrganization(tx, user.id, membership.organizationId);

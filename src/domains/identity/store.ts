@@ -1,7 +1,14 @@
 /** SQL of the identity domain: users, organizations, memberships, login sessions, mailed tokens. */
 import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { authSessions, emailTokens, memberships, organizations, users } from '../../db/schema/index.js';
+import {
+  authSessions,
+  emailTokens,
+  loginFailures,
+  memberships,
+  organizations,
+  users,
+} from '../../db/schema/index.js';
 import type { Role } from '../../http/access.js';
 
 export type UserRow = typeof users.$inferSelect;
@@ -261,4 +268,38 @@ export async function setRole(
     )
     .returning({ userId: memberships.userId });
   return rows.length;
+}
+
+/** Failures counted for `email` in the window that is still open, or 0. */
+export async function currentLoginFailures(
+  ex: Executor,
+  email: string,
+  windowSeconds: number,
+): Promise<{ failures: number; windowStart: Date | null }> {
+  const [row] = await ex
+    .select()
+    .from(loginFailures)
+    .where(
+      and(
+        eq(loginFailures.email, email),
+        gt(loginFailures.windowStart, sql`now() - make_interval(secs => ${windowSeconds})`),
+      ),
+    )
+    .limit(1);
+  return row ? { failures: row.failures, windowStart: row.windowStart } : { failures: 0, windowStart: null };
+}
+
+/** Counts one failure for `email`, opening a new window when the last one has closed. */
+export async function recordLoginFailure(ex: Executor, email: string, windowSeconds: number): Promise<void> {
+  await ex.execute(sql`
+    insert into login_failures (email, window_start, failures) values (${email}, now(), 1)
+    on conflict (email) do update set
+      failures = case when login_failures.window_start > now() - make_interval(secs => ${windowSeconds})
+                      then login_failures.failures + 1 else 1 end,
+      window_start = case when login_failures.window_start > now() - make_interval(secs => ${windowSeconds})
+                          then login_failures.window_start else now() end`);
+}
+
+export async function clearLoginFailures(ex: Executor, email: string): Promise<void> {
+  await ex.delete(loginFailures).where(eq(loginFailures.email, email));
 }
