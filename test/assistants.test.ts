@@ -15,6 +15,7 @@ import { SecretBox } from '../src/lib/secrets.js';
 import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform } from './support/harness.js';
+import { masked, secret } from './support/secrets.js';
 
 const BASE = '/api/v1/assistants';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -90,12 +91,6 @@ function uniqueName(label = 'assistant'): string {
   serial += 1;
   return `${label} ${serial}`;
 }
-/** A fresh, long, recognisable secret (its last 4 characters are unique too). */
-function secret(label = 'key'): string {
-  serial += 1;
-  return `sk-${label}-${Math.random().toString(36).slice(2, 10)}-${String(1000 + serial)}`;
-}
-const masked = (key: string) => `****${key.slice(-4)}`;
 
 async function createAssistant(user: TestUser, payload: Json = {}): Promise<Assistant> {
   const response = await create(user.headers, { name: uniqueName(), ...payload });

@@ -10,6 +10,7 @@ import { fallbackKeys } from '../src/db/schema/index.js';
 import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
+import { masked } from './support/secrets.js';
 
 const BASE = '/api/v1/organization/fallback-keys';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -69,7 +70,6 @@ function secret(label = 'key'): string {
   serial += 1;
   return `fk-${label}-${Math.random().toString(36).slice(2, 10)}-${String(1000 + serial)}`;
 }
-const masked = (key: string) => `****${key.slice(-4)}`;
 
 async function createKey(
   user: TestUser,

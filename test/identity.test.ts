@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { organizations, users } from '../src/db/schema/index.js';
 import { insertMembership } from '../src/domains/identity/store.js';
 import { deriveKey } from '../src/lib/crypto.js';
+import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser, uniqueEmail } from './support/factories.js';
 import {
   type Mail,
@@ -93,34 +94,11 @@ const cookieWithCsrf = (cookie: string, csrf: string) => ({
   headers: { 'x-csrf-token': csrf },
 });
 
-/** A 422 with FastAPI's envelope, holding an issue at `loc` (of `type`, when given). */
-function expectIssue(response: LightMyRequestResponse, loc: Array<string | number>, type?: string): void {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail;
-  expect(Array.isArray(detail)).toBe(true);
-  expect(detail.length).toBeGreaterThan(0);
-  for (const issue of detail) {
-    expect(Object.keys(issue).sort()).toEqual(['loc', 'msg', 'type']);
-    expect(Array.isArray(issue.loc)).toBe(true);
-    expect(typeof issue.msg).toBe('string');
-    expect(typeof issue.type).toBe('string');
-  }
-  expect(detail).toContainEqual(expect.objectContaining(type ? { loc, type } : { loc }));
-}
-
 function expectMalformedJson(response: LightMyRequestResponse): void {
   expect(response.statusCode, response.body).toBe(422);
   expect(response.json()).toEqual({
     detail: [{ loc: ['body'], msg: expect.any(String), type: 'json_invalid' }],
   });
-}
-
-/** A `{detail: "<message>"}` error with `status`. */
-function expectError(response: LightMyRequestResponse, status: number, detail?: RegExp): void {
-  expect(response.statusCode, response.body).toBe(status);
-  const body = response.json();
-  expect(typeof body.detail).toBe('string');
-  if (detail) expect(body.detail).toMatch(detail);
 }
 
 function expect401(response: LightMyRequestResponse): void {
@@ -325,7 +303,7 @@ describe('POST /api/v1/auth/register', () => {
       };
       delete payload[field];
       const response = await post(REGISTER, payload);
-      expectIssue(response, ['body', field], 'missing');
+      expectValidation(response, ['body', field], 'missing');
       expect(response.json().detail).toHaveLength(1);
       expect(response.json().detail[0].msg).toBe('Field required');
     },
@@ -333,7 +311,7 @@ describe('POST /api/v1/auth/register', () => {
 
   it('lists every missing field of an empty object', async () => {
     const response = await post(REGISTER, {});
-    expectIssue(response, ['body', 'email'], 'missing');
+    expectValidation(response, ['body', 'email'], 'missing');
     const locs = response.json().detail.map((d: { loc: string[] }) => d.loc.join('.'));
     expect(locs.sort()).toEqual(['body.email', 'body.first_name', 'body.last_name', 'body.password']);
   });
@@ -347,7 +325,7 @@ describe('POST /api/v1/auth/register', () => {
         first_name: 'Ada',
         last_name: 'Lovelace',
       });
-      expectIssue(response, ['body', 'email']);
+      expectValidation(response, ['body', 'email']);
       expect(response.json().detail[0].type).toMatch(/value_error/);
     },
   );
@@ -361,7 +339,7 @@ describe('POST /api/v1/auth/register', () => {
       first_name: 'Ada',
       last_name: 'Lovelace',
     });
-    expectIssue(response, ['body', 'password'], 'string_too_short');
+    expectValidation(response, ['body', 'password'], 'string_too_short');
   });
 
   it('answers 422 for empty names and an over-long email', async () => {
@@ -371,8 +349,8 @@ describe('POST /api/v1/auth/register', () => {
       first_name: '',
       last_name: '',
     });
-    expectIssue(names, ['body', 'first_name'], 'string_too_short');
-    expectIssue(names, ['body', 'last_name'], 'string_too_short');
+    expectValidation(names, ['body', 'first_name'], 'string_too_short');
+    expectValidation(names, ['body', 'last_name'], 'string_too_short');
 
     const long = await post(REGISTER, {
       email: `${'a'.repeat(250)}@example.test`,
@@ -380,7 +358,7 @@ describe('POST /api/v1/auth/register', () => {
       first_name: 'Ada',
       last_name: 'Lovelace',
     });
-    expectIssue(long, ['body', 'email']);
+    expectValidation(long, ['body', 'email']);
   });
 
   it('answers 422 json_invalid for malformed JSON, and 422 for an empty JSON body', async () => {
@@ -493,10 +471,10 @@ describe('the verification mail and POST|GET /api/v1/auth/verify-email', () => {
   });
 
   it('answers 422 for a missing, empty or over-long token and for malformed JSON', async () => {
-    expectIssue(await post(VERIFY, {}), ['body', 'token'], 'missing');
-    expectIssue(await post(VERIFY, { token: '' }), ['body', 'token'], 'string_too_short');
-    expectIssue(await post(VERIFY, { token: 'x'.repeat(201) }), ['body', 'token'], 'string_too_long');
-    expectIssue(await t.app.inject({ method: 'GET', url: VERIFY }), ['query', 'token'], 'missing');
+    expectValidation(await post(VERIFY, {}), ['body', 'token'], 'missing');
+    expectValidation(await post(VERIFY, { token: '' }), ['body', 'token'], 'string_too_short');
+    expectValidation(await post(VERIFY, { token: 'x'.repeat(201) }), ['body', 'token'], 'string_too_long');
+    expectValidation(await t.app.inject({ method: 'GET', url: VERIFY }), ['query', 'token'], 'missing');
     expectMalformedJson(await postRaw(VERIFY, '{"token": '));
   });
 });
@@ -649,20 +627,20 @@ describe('POST /api/v1/auth/login', () => {
 
   it('answers 422 for missing or empty fields, a bad organization_id, and malformed JSON', async () => {
     const user = await freshUser();
-    expectIssue(await post(LOGIN, { password: user.password }), ['body', 'email'], 'missing');
-    expectIssue(await post(LOGIN, { email: user.email }), ['body', 'password'], 'missing');
-    expectIssue(
+    expectValidation(await post(LOGIN, { password: user.password }), ['body', 'email'], 'missing');
+    expectValidation(await post(LOGIN, { email: user.email }), ['body', 'password'], 'missing');
+    expectValidation(
       await post(LOGIN, { email: user.email, password: '' }),
       ['body', 'password'],
       'string_too_short',
     );
-    expectIssue(
+    expectValidation(
       await post(LOGIN, { email: '', password: user.password }),
       ['body', 'email'],
       'string_too_short',
     );
     for (const organization_id of [0, -1, 1.5, 'abc']) {
-      expectIssue(await post(LOGIN, { email: user.email, password: user.password, organization_id }), [
+      expectValidation(await post(LOGIN, { email: user.email, password: user.password, organization_id }), [
         'body',
         'organization_id',
       ]);
@@ -677,7 +655,7 @@ describe('POST /api/v1/auth/login', () => {
       password: user.password,
       organization_id: 99_999_999_999,
     });
-    expectIssue(response, ['body', 'organization_id']);
+    expectValidation(response, ['body', 'organization_id']);
   });
 });
 
@@ -756,8 +734,12 @@ describe('POST /api/v1/auth/refresh', () => {
   });
 
   it('answers 422 for a missing or empty refresh_token and for malformed JSON', async () => {
-    expectIssue(await post(REFRESH, {}), ['body', 'refresh_token'], 'missing');
-    expectIssue(await post(REFRESH, { refresh_token: '' }), ['body', 'refresh_token'], 'string_too_short');
+    expectValidation(await post(REFRESH, {}), ['body', 'refresh_token'], 'missing');
+    expectValidation(
+      await post(REFRESH, { refresh_token: '' }),
+      ['body', 'refresh_token'],
+      'string_too_short',
+    );
     expectMalformedJson(await postRaw(REFRESH, '{"refresh_token": "abc'));
   });
 });
@@ -930,9 +912,13 @@ describe('POST /api/v1/auth/switch-organization', () => {
 
   it('answers 422 for a missing or invalid organization_id and for malformed JSON', async () => {
     const user = await freshUser();
-    expectIssue(await post(SWITCH, {}, { headers: user.headers }), ['body', 'organization_id'], 'missing');
+    expectValidation(
+      await post(SWITCH, {}, { headers: user.headers }),
+      ['body', 'organization_id'],
+      'missing',
+    );
     for (const organization_id of [0, -3, 2.5, 'abc', null]) {
-      expectIssue(await post(SWITCH, { organization_id }, { headers: user.headers }), [
+      expectValidation(await post(SWITCH, { organization_id }, { headers: user.headers }), [
         'body',
         'organization_id',
       ]);
@@ -949,7 +935,7 @@ describe('POST /api/v1/auth/switch-organization', () => {
   it('answers 422, not 500, for an organization_id beyond the id range', async () => {
     const user = await freshUser();
     const response = await post(SWITCH, { organization_id: 99_999_999_999 }, { headers: user.headers });
-    expectIssue(response, ['body', 'organization_id']);
+    expectValidation(response, ['body', 'organization_id']);
   });
 });
 

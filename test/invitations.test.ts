@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMembership } from '../src/domains/identity/store.js';
 import { updateUser } from '../src/domains/users/store.js';
 import type { Permissions } from '../src/http/access.js';
+import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser, uniqueEmail } from './support/factories.js';
 import { type Mail, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
@@ -67,28 +68,6 @@ function unknownToken(): string {
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
-
-/** A 422 with FastAPI's envelope, holding an issue at `loc` (of `type`, when given). */
-function expectIssue(response: LightMyRequestResponse, loc: Array<string | number>, type?: string): void {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail;
-  expect(Array.isArray(detail)).toBe(true);
-  expect(detail.length).toBeGreaterThan(0);
-  for (const issue of detail) {
-    expect(Object.keys(issue).sort()).toEqual(['loc', 'msg', 'type']);
-    expect(typeof issue.msg).toBe('string');
-  }
-  expect(detail).toContainEqual(expect.objectContaining(type ? { loc, type } : { loc }));
-}
-
-/** A `{detail: "<message>"}` error with `status`. */
-function expectError(response: LightMyRequestResponse, status: number, detail?: RegExp): void {
-  expect(response.statusCode, response.body).toBe(status);
-  const body = response.json();
-  expect(Object.keys(body)).toEqual(['detail']);
-  expect(typeof body.detail).toBe('string');
-  if (detail) expect(body.detail).toMatch(detail);
-}
 
 const expect404 = (response: LightMyRequestResponse) =>
   expectError(response, 404, /not found|no longer valid/i);
@@ -367,7 +346,7 @@ describe('POST /api/v1/users/invite', () => {
     };
     delete payload[field];
     const response = await invite({ headers: admin.headers }, payload);
-    expectIssue(response, ['body', field], 'missing');
+    expectValidation(response, ['body', field], 'missing');
     expect(response.json().detail).toHaveLength(1);
   });
 
@@ -376,18 +355,21 @@ describe('POST /api/v1/users/invite', () => {
     const email = uniqueEmail('names');
     for (const field of ['first_name', 'last_name']) {
       const base = { email, first_name: 'Ada', last_name: 'Lovelace', role: 'user' };
-      expectIssue(
+      expectValidation(
         await invite({ headers: admin.headers }, { ...base, [field]: '' }),
         ['body', field],
         'string_too_short',
       );
-      expectIssue(
+      expectValidation(
         await invite({ headers: admin.headers }, { ...base, [field]: 'x'.repeat(101) }),
         ['body', field],
         'string_too_long',
       );
       for (const value of [null, 3, ['Ada']]) {
-        expectIssue(await invite({ headers: admin.headers }, { ...base, [field]: value }), ['body', field]);
+        expectValidation(await invite({ headers: admin.headers }, { ...base, [field]: value }), [
+          'body',
+          field,
+        ]);
       }
     }
     expect(await invitationCount(email)).toBe(0);
@@ -406,7 +388,7 @@ describe('POST /api/v1/users/invite', () => {
       { headers: admin.headers },
       { email, first_name: '   ', last_name: 'L', role: 'user' },
     );
-    expectIssue(response, ['body', 'first_name']);
+    expectValidation(response, ['body', 'first_name']);
     expect(await invitationCount(email)).toBe(0);
   });
 
@@ -414,7 +396,7 @@ describe('POST /api/v1/users/invite', () => {
     'answers 422 at body.email for the malformed email %j',
     async (email) => {
       const admin = await f.user();
-      expectIssue(
+      expectValidation(
         await invite({ headers: admin.headers }, { email, first_name: 'A', last_name: 'B', role: 'user' }),
         ['body', 'email'],
       );
@@ -424,7 +406,7 @@ describe('POST /api/v1/users/invite', () => {
   it('answers 422 for an email over 254 characters', async () => {
     const admin = await f.user();
     const email = `${'a'.repeat(250)}@example.test`;
-    expectIssue(
+    expectValidation(
       await invite({ headers: admin.headers }, { email, first_name: 'A', last_name: 'B', role: 'user' }),
       ['body', 'email'],
     );
@@ -440,7 +422,7 @@ describe('POST /api/v1/users/invite', () => {
         { headers: admin.headers },
         { email, first_name: 'R', last_name: 'L', role },
       );
-      expectIssue(response, ['body', 'role']);
+      expectValidation(response, ['body', 'role']);
       expect(await invitationCount(email)).toBe(0);
     },
   );
@@ -592,7 +574,7 @@ describe('GET /api/v1/users/invitation/{token}', () => {
     ['with a bang', `${'a'.repeat(30)}!`],
     ['with a space', `${'a'.repeat(15)} ${'b'.repeat(15)}`],
   ])('answers 422 at path.token for a malformed token (%s)', async (_label, token) => {
-    expectIssue(await lookup(token), ['path', 'token']);
+    expectValidation(await lookup(token), ['path', 'token']);
   });
 });
 
@@ -774,7 +756,7 @@ describe('POST /api/v1/users/accept-invitation', () => {
     const { email, token } = await invited(admin);
     const password = newPassword();
     const response = await accept(token, password, `${password}x`);
-    expectIssue(response, ['body', 'confirm_password']);
+    expectValidation(response, ['body', 'confirm_password']);
     expect(response.json().detail).toHaveLength(1);
     expect(await usersWithEmail(email)).toBe(0);
     expect((await lookup(token)).statusCode).toBe(200);
@@ -784,25 +766,25 @@ describe('POST /api/v1/users/accept-invitation', () => {
   it('answers 422 for a short, over-long or missing password and a missing confirmation', async () => {
     const admin = await f.user();
     const { email, token } = await invited(admin);
-    expectIssue(await accept(token, 'short12'), ['body', 'password'], 'string_too_short');
-    expectIssue(await accept(token, 'x'.repeat(257)), ['body', 'password'], 'string_too_long');
-    expectIssue(
+    expectValidation(await accept(token, 'short12'), ['body', 'password'], 'string_too_short');
+    expectValidation(await accept(token, 'x'.repeat(257)), ['body', 'password'], 'string_too_long');
+    expectValidation(
       await post(ACCEPT, { token, confirm_password: 'long enough pw' }),
       ['body', 'password'],
       'missing',
     );
-    expectIssue(
+    expectValidation(
       await post(ACCEPT, { token, password: 'long enough pw' }),
       ['body', 'confirm_password'],
       'missing',
     );
-    expectIssue(await post(ACCEPT, { token, password: 12345678, confirm_password: 12345678 }), [
+    expectValidation(await post(ACCEPT, { token, password: 12345678, confirm_password: 12345678 }), [
       'body',
       'password',
     ]);
     const empty = await post(ACCEPT, {});
     for (const field of ['token', 'password', 'confirm_password']) {
-      expectIssue(empty, ['body', field], 'missing');
+      expectValidation(empty, ['body', field], 'missing');
     }
     expect(await usersWithEmail(email)).toBe(0);
     expect((await lookup(token)).statusCode).toBe(200);
@@ -817,7 +799,7 @@ describe('POST /api/v1/users/accept-invitation', () => {
       `${'a'.repeat(30)}$`,
       42,
     ]) {
-      expectIssue(
+      expectValidation(
         await post(ACCEPT, { token, password: 'long enough pw', confirm_password: 'long enough pw' }),
         ['body', 'token'],
       );

@@ -10,6 +10,7 @@ import { llmPresets } from '../src/db/schema/index.js';
 import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
+import { masked, secret } from './support/secrets.js';
 
 const PRESETS = '/api/v1/organization/llm-presets';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -54,13 +55,6 @@ function apply(headers: Headers, id: number | string) {
 }
 
 let serial = 0;
-/** A fresh, long, recognisable secret (its last 4 characters are unique too). */
-function secret(label = 'key'): string {
-  serial += 1;
-  return `sk-${label}-${Math.random().toString(36).slice(2, 10)}-${String(1000 + serial)}`;
-}
-const masked = (key: string) => `****${key.slice(-4)}`;
-
 async function createPreset(user: TestUser, payload: Record<string, unknown> = {}): Promise<Preset> {
   serial += 1;
   const response = await create(user.headers, {

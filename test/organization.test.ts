@@ -13,6 +13,7 @@ import { SecretBox } from '../src/lib/secrets.js';
 import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform, waitFor } from './support/harness.js';
+import { masked } from './support/secrets.js';
 
 const ORG = '/api/v1/organization';
 const CREATE = '/api/v1/organization/create';
@@ -76,7 +77,6 @@ const postFallback = (headers: Headers, provider: string, payload: unknown) =>
 
 /** A secret long enough to be masked as `****` + its last four characters. */
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
-const masked = (value: string) => `****${value.slice(-4)}`;
 const uniqueSlug = (label = 'org') => `${label}-${randomBytes(4).toString('hex')}`;
 
 async function organizationOf(user: { headers: Headers }): Promise<Json> {

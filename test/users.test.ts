@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMembership } from '../src/domains/identity/store.js';
 import { updateUser } from '../src/domains/users/store.js';
 import type { Permissions } from '../src/http/access.js';
+import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser, uniqueEmail } from './support/factories.js';
 import { type Mail, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
@@ -69,27 +70,6 @@ const cookieWithCsrf = (cookie: string, csrf: string) => ({
 
 function newPassword(): string {
   return `pw-${randomBytes(8).toString('hex')}`;
-}
-
-/** A 422 with FastAPI's envelope, holding an issue at `loc` (of `type`, when given). */
-function expectIssue(response: LightMyRequestResponse, loc: Array<string | number>, type?: string): void {
-  expect(response.statusCode, response.body).toBe(422);
-  const detail = response.json().detail;
-  expect(Array.isArray(detail)).toBe(true);
-  expect(detail.length).toBeGreaterThan(0);
-  for (const issue of detail) {
-    expect(Object.keys(issue).sort()).toEqual(['loc', 'msg', 'type']);
-    expect(typeof issue.msg).toBe('string');
-  }
-  expect(detail).toContainEqual(expect.objectContaining(type ? { loc, type } : { loc }));
-}
-
-/** A `{detail: "<message>"}` error with `status`. */
-function expectError(response: LightMyRequestResponse, status: number, detail?: RegExp): void {
-  expect(response.statusCode, response.body).toBe(status);
-  const body = response.json();
-  expect(typeof body.detail).toBe('string');
-  if (detail) expect(body.detail).toMatch(detail);
 }
 
 function expect401(response: LightMyRequestResponse): void {
@@ -256,7 +236,7 @@ describe('PUT /api/v1/users/me', () => {
         { first_name: 'Changed', preferences: { timezone } },
         { headers: user.headers },
       );
-      expectIssue(response, ['body', 'preferences', 'timezone']);
+      expectValidation(response, ['body', 'preferences', 'timezone']);
       const after = await profile(user);
       expect(after.preferences).toEqual({ timezone: 'Europe/Paris' });
       expect(after.first_name).toBe('Test');
@@ -267,7 +247,7 @@ describe('PUT /api/v1/users/me', () => {
     const user = await f.user();
     for (const timezone of ['', `Europe/${'x'.repeat(60)}`, 42, true, null, ['UTC'], { zone: 'UTC' }]) {
       const response = await put(ME, { preferences: { timezone } }, { headers: user.headers });
-      expectIssue(response, ['body', 'preferences', 'timezone']);
+      expectValidation(response, ['body', 'preferences', 'timezone']);
     }
     expect((await profile(user)).preferences).toEqual({});
   });
@@ -275,29 +255,29 @@ describe('PUT /api/v1/users/me', () => {
   it('answers 422 at body.preferences when preferences is not an object', async () => {
     const user = await f.user();
     for (const preferences of ['UTC', 7, null, ['timezone']]) {
-      expectIssue(await put(ME, { preferences }, { headers: user.headers }), ['body', 'preferences']);
+      expectValidation(await put(ME, { preferences }, { headers: user.headers }), ['body', 'preferences']);
     }
   });
 
   it('answers 422 for empty, over-long or non-string names, and changes nothing', async () => {
     const user = await f.user();
     for (const field of ['first_name', 'last_name']) {
-      expectIssue(
+      expectValidation(
         await put(ME, { [field]: '' }, { headers: user.headers }),
         ['body', field],
         'string_too_short',
       );
-      expectIssue(
+      expectValidation(
         await put(ME, { [field]: 'x'.repeat(101) }, { headers: user.headers }),
         ['body', field],
         'string_too_long',
       );
       for (const value of [null, 5, ['Ada'], { name: 'Ada' }]) {
-        expectIssue(await put(ME, { [field]: value }, { headers: user.headers }), ['body', field]);
+        expectValidation(await put(ME, { [field]: value }, { headers: user.headers }), ['body', field]);
       }
     }
     // One bad field refuses the whole change.
-    expectIssue(await put(ME, { first_name: 'Fine', last_name: '' }, { headers: user.headers }), [
+    expectValidation(await put(ME, { first_name: 'Fine', last_name: '' }, { headers: user.headers }), [
       'body',
       'last_name',
     ]);
@@ -307,7 +287,7 @@ describe('PUT /api/v1/users/me', () => {
   it('answers 422 for a name of only spaces instead of storing an empty name', async () => {
     const user = await f.user();
     const response = await put(ME, { first_name: '   ' }, { headers: user.headers });
-    expectIssue(response, ['body', 'first_name']);
+    expectValidation(response, ['body', 'first_name']);
     expect((await profile(user)).first_name).toBe('Test');
   });
 
@@ -315,18 +295,18 @@ describe('PUT /api/v1/users/me', () => {
     'answers 422 at body.email for the malformed email %j',
     async (email) => {
       const user = await f.user();
-      expectIssue(await put(ME, { email }, { headers: user.headers }), ['body', 'email']);
+      expectValidation(await put(ME, { email }, { headers: user.headers }), ['body', 'email']);
       expect(await profile(user)).toMatchObject({ email: user.email, is_verified: true });
     },
   );
 
   it('answers 422 for an email over 254 characters, and for a non-string email', async () => {
     const user = await f.user();
-    expectIssue(await put(ME, { email: `${'a'.repeat(250)}@example.test` }, { headers: user.headers }), [
+    expectValidation(await put(ME, { email: `${'a'.repeat(250)}@example.test` }, { headers: user.headers }), [
       'body',
       'email',
     ]);
-    expectIssue(await put(ME, { email: 12 }, { headers: user.headers }), ['body', 'email']);
+    expectValidation(await put(ME, { email: 12 }, { headers: user.headers }), ['body', 'email']);
     expect((await profile(user)).email).toBe(user.email);
   });
 
@@ -630,11 +610,15 @@ describe('POST /api/v1/users/me/change-password', () => {
       [{ current_password: null, new_password: newPassword() }, 'current_password'],
     ];
     for (const [payload, field, type] of cases) {
-      expectIssue(await post(CHANGE_PASSWORD, payload, { headers: user.headers }), ['body', field], type);
+      expectValidation(
+        await post(CHANGE_PASSWORD, payload, { headers: user.headers }),
+        ['body', field],
+        type,
+      );
     }
     const empty = await post(CHANGE_PASSWORD, {}, { headers: user.headers });
-    expectIssue(empty, ['body', 'current_password'], 'missing');
-    expectIssue(empty, ['body', 'new_password'], 'missing');
+    expectValidation(empty, ['body', 'current_password'], 'missing');
+    expectValidation(empty, ['body', 'new_password'], 'missing');
     expect((await post(LOGIN, { email: user.email, password: current })).statusCode).toBe(200);
   });
 
