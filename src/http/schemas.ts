@@ -1,5 +1,5 @@
 /** TypeBox schemas shared by every domain's routes. */
-import { type TInteger, type TObject, Type } from 'typebox';
+import { type TInteger, type TObject, type TSchema, Type } from 'typebox';
 
 export const ErrorBody = Type.Object(
   {
@@ -20,6 +20,12 @@ export const ErrorBody = Type.Object(
 /** Timestamps leave as ISO 8601 strings (fast-json-stringify formats `Date` values for `date-time`). */
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** `schema` or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A JSON object with any fields (settings, preferences…). */
+export const OpenObject = Type.Object({}, { additionalProperties: true });
 
 /** A database id (ids are 32-bit `integer` columns: a larger value could never match and would fail in SQL). */
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

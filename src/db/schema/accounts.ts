@@ -12,15 +12,13 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
-import { organizations, users } from './identity.js';
+import { organizationColumn, users } from './identity.js';
 
 export const invitations = pgTable(
   'invitations',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     email: text('email').notNull(),
     firstName: text('first_name').notNull(),
     lastName: text('last_name').notNull(),
@@ -48,9 +46,7 @@ export const providerCredentials = pgTable(
   'provider_credentials',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     provider: text('provider').notNull(),
     sealed: text('sealed').notNull(),
     ...timestamps,
@@ -62,9 +58,7 @@ export const llmPresets = pgTable(
   'llm_presets',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     name: text('name').notNull(),
     provider: text('provider').notNull(),
     model: text('model').notNull(),
@@ -81,9 +75,7 @@ export const fallbackKeys = pgTable(
   'fallback_keys',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     provider: text('provider').notNull(),
     name: text('name').notNull(),
     apiKeySealed: text('api_key_sealed').notNull(),

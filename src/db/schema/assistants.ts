@@ -1,15 +1,13 @@
 /** Assistants: the configuration of a voice agent. */
 import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
-import { organizations, users } from './identity.js';
+import { organizationColumn, users } from './identity.js';
 
 export const assistants = pgTable(
   'assistants',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     userId: integer('user_id').references(() => users.id, { onDelete: 'set null' }),
     name: text('name').notNull(),
     description: text('description'),

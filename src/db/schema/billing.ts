@@ -1,6 +1,6 @@
 /** Billing: one wallet per organization and the ledger every credit and charge is written to. */
 import { index, integer, numeric, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
-import { organizations } from './identity.js';
+import { organizationColumn, organizations } from './identity.js';
 
 const money = (name: string) => numeric(name, { precision: 14, scale: 4, mode: 'number' });
 
@@ -17,9 +17,7 @@ export const ledgerEntries = pgTable(
   'ledger_entries',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     /** Positive for a credit, negative for a charge. */
     amount: money('amount').notNull(),
     /** The wallet balance right after this entry (entries of one wallet are serialised by its row lock). */

@@ -32,6 +32,15 @@ export const organizations = pgTable('organizations', {
   ...timestamps,
 });
 
+/**
+ * The column that makes a row belong to a tenant (db/tenant.ts filters on it); a row goes with its
+ * organization.
+ */
+export const organizationColumn = () =>
+  integer('organization_id')
+    .notNull()
+    .references(() => organizations.id, { onDelete: 'cascade' });
+
 export const users = pgTable(
   'users',
   {
@@ -61,9 +70,7 @@ export const memberships = pgTable(
     userId: integer('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     role: text('role').$type<'admin' | 'user'>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -85,9 +92,7 @@ export const authSessions = pgTable(
     userId: integer('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     refreshTokenHash: text('refresh_token_hash').notNull(),
     cookieTokenHash: text('cookie_token_hash').notNull(),
     csrfTokenHash: text('csrf_token_hash').notNull(),
@@ -134,9 +139,7 @@ export const apiKeys = pgTable(
     userId: integer('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    organizationId: integer('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
     name: text('name').notNull(),
     keyPrefix: text('key_prefix').notNull(),
     /** SHA-256 of the secret: the secret has 190+ bits of entropy, so a fast hash is enough. */

@@ -4,13 +4,12 @@
  * completed and validated as a whole. Only the create schema defaults the top-level objects.
  */
 import { type TProperties, type TSchema, Type } from 'typebox';
+import { Nullable, OpenObject } from '../../http/schemas.js';
 import { LLM_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const Text = (maxLength: number) => Type.String({ maxLength });
 const Secret = Type.String({ minLength: 1, maxLength: 4096 });
-const OpenObject = Type.Object({}, { additionalProperties: true });
 const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 export const LLM_PROVIDER_IDS = [...LLM_PROVIDERS, 'custom'] as const;

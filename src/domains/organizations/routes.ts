@@ -1,8 +1,8 @@
 /** /api/v1/organization: the caller's organization, its settings, credentials and readiness. */
-import { type TSchema, Type } from 'typebox';
+import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { iso, Timestamp } from '../../http/schemas.js';
+import { iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
 import { maskCredential } from './credentials.js';
@@ -10,8 +10,6 @@ import type { OrganizationDetails, OrganizationService } from './service.js';
 import type { OrganizationRow } from './store.js';
 
 const tags = ['organization'];
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const OpenObject = Type.Object({}, { additionalProperties: true });
 const Secret = (description: string) => Type.String({ minLength: 1, maxLength: 4096, description });
 
 const SettingsIn = Type.Object(
