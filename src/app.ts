@@ -18,6 +18,7 @@ import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
 import { identityRoutes } from './domains/identity/routes.js';
 import { llmPresetRoutes } from './domains/llm-presets/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
+import { phoneNumberRoutes } from './domains/phone-numbers/routes.js';
 import { systemRoutes } from './domains/system/routes.js';
 import { userRoutes } from './domains/users/routes.js';
 import type { Access } from './http/access.js';
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   llmPresetRoutes(app, deps.services.llmPresets);
   fallbackKeyRoutes(app, deps.services.fallbackKeys);
   assistantRoutes(app, deps.services.assistants);
+  phoneNumberRoutes(app, deps.services.phoneNumbers);
 
   return app;
 }

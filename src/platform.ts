@@ -19,6 +19,8 @@ import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { IdentityService } from './domains/identity/service.js';
 import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
+import { PhoneNumberService } from './domains/phone-numbers/service.js';
+import { ConfigResolver } from './domains/runtime/resolve-config.js';
 import { UserService } from './domains/users/service.js';
 import { createMetrics } from './http/metrics.js';
 import type { App } from './http/types.js';
@@ -46,6 +48,8 @@ export interface Services {
   llmPresets: LlmPresetService;
   fallbackKeys: FallbackKeyService;
   assistants: AssistantService;
+  phoneNumbers: PhoneNumberService;
+  configResolver: ConfigResolver;
 }
 
 export interface Platform {
@@ -111,6 +115,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     llmPresets: new LlmPresetService({ db: database.db, secrets }),
     fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
     assistants: new AssistantService({ db: database.db, secrets }),
+    phoneNumbers: new PhoneNumberService({ db: database.db }),
+    configResolver: new ConfigResolver({ db: database.db, secrets }),
   };
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });

@@ -11,3 +11,6 @@ export const isUniqueViolation = (error: unknown) => hasCode(error, '23505');
 
 /** A number did not fit its column (SQLSTATE 22003), e.g. a balance beyond numeric(14, 4). */
 export const isNumericOverflow = (error: unknown) => hasCode(error, '22003');
+
+/** A foreign key refused the change (SQLSTATE 23503): the row it names is gone, or still in use. */
+export const isForeignKeyViolation = (error: unknown) => hasCode(error, '23503');

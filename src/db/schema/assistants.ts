@@ -20,5 +20,9 @@ export const assistants = pgTable(
     config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
     ...timestamps,
   },
-  (t) => [uniqueIndex('assistants_name_key').on(t.organizationId, t.name)],
+  (t) => [
+    uniqueIndex('assistants_name_key').on(t.organizationId, t.name),
+    // Target of same-organization foreign keys (a phone number's assistant must be its own).
+    uniqueIndex('assistants_organization_id_key').on(t.organizationId, t.id),
+  ],
 );

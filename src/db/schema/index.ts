@@ -4,3 +4,4 @@ export * from './accounts.js';
 export * from './assistants.js';
 export * from './billing.js';
 export * from './identity.js';
+export * from './phone-numbers.js';

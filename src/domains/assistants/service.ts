@@ -4,12 +4,13 @@
  */
 import { Ajv } from 'ajv';
 import type { Db } from '../../db/client.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
 import { toE164 } from '../../lib/phone.js';
 import { maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import { numbersOfAssistant } from '../phone-numbers/store.js';
 import { CONFIG_FIELDS, SECRET_PATHS, TTS_A_DEFAULTS, takesKeyterms, takesKeywords } from './schemas.js';
 import * as store from './store.js';
 
@@ -22,6 +23,11 @@ const jsonSchemaChecker = new Ajv({
   validateSchema: true,
   addUsedSchema: false,
 });
+
+function inUse(users: string[]) {
+  const shown = users.slice(0, 5).join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '');
+  return conflict(`The assistant is in use by ${shown}; route those elsewhere first`);
+}
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -91,11 +97,24 @@ export class AssistantService {
     }
   }
 
+  /** Deletes an assistant nothing uses; otherwise 409 naming what uses it. */
   async remove(principal: Principal, id: number): Promise<void> {
-    // Phone numbers, graph nodes and campaigns that use an assistant will refuse this (409) as
-    // those resources arrive; none exists yet.
-    if (!(await store.deleteAssistant(this.deps.db, principal.tenant, id)))
-      throw notFound('Assistant not found');
+    const users = await this.#usersOf(principal, id);
+    if (users.length > 0) throw inUse(users);
+    try {
+      if (!(await store.deleteAssistant(this.deps.db, principal.tenant, id)))
+        throw notFound('Assistant not found');
+    } catch (error) {
+      // A number was routed to it between the check and the delete.
+      if (isForeignKeyViolation(error)) throw inUse(await this.#usersOf(principal, id));
+      throw error;
+    }
+  }
+
+  /** What routes to the assistant, as "phone number +1… (id 3)" phrases. */
+  async #usersOf(principal: Principal, id: number): Promise<string[]> {
+    const numbers = await numbersOfAssistant(this.deps.db, principal.tenant, id);
+    return numbers.map((n) => `phone number ${n.phoneNumber} (id ${n.id})`);
   }
 
   #view(row: store.AssistantRow): AssistantView {

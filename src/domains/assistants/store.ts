@@ -75,3 +75,44 @@ export async function deleteAssistant(ex: Executor, tenant: Tenant, id: number):
     .returning({ id: assistants.id });
   return rows.length === 1;
 }
+
+/**
+ * Which providers the organization's assistants carry their own credentials for, without opening
+ * any secret: one row per (llm provider, tts provider) pair, each flag true if any assistant has it.
+ */
+export async function assistantKeySources(
+  ex: Executor,
+  tenant: Tenant,
+): Promise<
+  Array<{
+    llmProvider: string;
+    ttsProvider: string | null;
+    llmKey: boolean;
+    customUrl: boolean;
+    sttKey: boolean;
+    ttsKey: boolean;
+    carrierA: boolean;
+    carrierB: boolean;
+  }>
+> {
+  const isString = (path: string) => sql`bool_or(jsonb_typeof(${assistants.config} #> ${path}) = 'string')`;
+  const isObject = (path: string) => sql`bool_or(jsonb_typeof(${assistants.config} #> ${path}) = 'object')`;
+  const ttsProvider = sql<string | null>`${assistants.config} #>> '{tts_settings,provider}'`;
+  return ex
+    .select({
+      llmProvider: assistants.llmProvider,
+      ttsProvider,
+      llmKey: isString('{llm_provider_config,api_key}').mapWith(Boolean),
+      customUrl: isString('{llm_provider_config,base_url}').mapWith(Boolean),
+      sttKey: isString('{stt_settings,api_key}').mapWith(Boolean),
+      ttsKey:
+        sql`${isString('{tts_settings,api_key}')} or ${isString('{tts_settings,provider_config,api_key}')}`.mapWith(
+          Boolean,
+        ),
+      carrierA: isObject('{carrier_a_config}').mapWith(Boolean),
+      carrierB: isObject('{carrier_b_config}').mapWith(Boolean),
+    })
+    .from(assistants)
+    .where(tenant.owns(assistants))
+    .groupBy(assistants.llmProvider, ttsProvider);
+}

@@ -6,9 +6,16 @@ import type { Db, Executor } from '../../db/client.js';
 import type { Principal } from '../../http/access.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { randomBase62 } from '../../lib/crypto.js';
-import { CARRIERS, KEYED_VENDORS, kindOfVendor, type ProviderKind } from '../../lib/providers.js';
+import {
+  CARRIERS,
+  KEYED_VENDORS,
+  type KeyedVendor,
+  kindOfVendor,
+  type ProviderKind,
+} from '../../lib/providers.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { isTimeZone } from '../../lib/time.js';
+import { assistantKeySources } from '../assistants/store.js';
 import type { BillingService } from '../billing/service.js';
 import { listFallbackKeys } from '../fallback-keys/store.js';
 import { type Credential, mergeCredential } from './credentials.js';
@@ -210,6 +217,24 @@ export class OrganizationService {
         use(kindOfVendor(vendor), vendor, 'organization');
       }
     }
+    // Keys an assistant carries itself count for the providers it uses.
+    for (const row of await assistantKeySources(this.deps.db, principal.tenant)) {
+      if (row.carrierA) use('telephony', 'carrier_a', 'assistant');
+      if (row.carrierB) use('telephony', 'carrier_b', 'assistant');
+      const own: Array<[boolean, KeyedVendor | 'custom']> = [
+        [row.llmKey || (row.llmProvider === 'custom' && row.customUrl), row.llmProvider as KeyedVendor],
+        [row.sttKey, 'stt_a'],
+        [row.ttsKey, (row.ttsProvider ?? 'tts_a') as KeyedVendor],
+      ];
+      for (const [present, vendor] of own) {
+        if (!present) continue;
+        const kind = vendor === 'custom' ? 'llm' : kindOfVendor(vendor);
+        const listed = kinds[kind].inactive.some((i) => i.provider === vendor && i.source === 'assistant');
+        if (!details.byoInactiveReason) use(kind, vendor, 'assistant');
+        else if (!listed)
+          kinds[kind].inactive.push({ provider: vendor, source: 'assistant', reason: details.byoInactiveReason });
+      }
+    }
     for (const key of fallbacks) {
       const kind = kindOfVendor(key.provider as (typeof KEYED_VENDORS)[number]);
       // Fallback keys are the organization's own keys too: the HIPAA rule applies to them alike.
@@ -219,10 +244,10 @@ export class OrganizationService {
     }
     const MISSING: Record<ProviderKind, string> = {
       telephony:
-        'telephony: no carrier credentials (carrier_a, carrier_b, carrier_c) and no SIP trunk domain',
-      llm: 'llm: no usable key for any language model (api_keys or fallback keys for llm_a … llm_e)',
-      stt: 'stt: no usable speech-to-text key (api_keys or fallback keys for stt_a)',
-      tts: 'tts: no usable text-to-speech key (api_keys or fallback keys for tts_a … tts_d)',
+        'telephony: no carrier credentials (organization or assistant carrier_a, carrier_b, carrier_c) and no SIP trunk domain',
+      llm: 'llm: no usable key for any language model (assistant, api_keys or fallback keys for llm_a … llm_e)',
+      stt: 'stt: no usable speech-to-text key (assistant, api_keys or fallback keys for stt_a)',
+      tts: 'tts: no usable text-to-speech key (assistant, api_keys or fallback keys for tts_a … tts_d)',
     };
     const providers = Object.fromEntries(
       (Object.keys(kinds) as ProviderKind[]).map((kind) => [

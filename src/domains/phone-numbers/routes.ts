@@ -1,0 +1,180 @@
+/** /api/v1/phone-numbers: the organization's numbers and what each one is routed to. */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { Id, IdParam, iso, Nullable } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { isTollFree } from '../../lib/phone.js';
+import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
+import { defaultSmsRate, type PhoneNumberService } from './service.js';
+import type { PhoneNumberRow } from './store.js';
+
+const tags = ['phone-numbers'];
+const Provider = Type.Union(TELEPHONY_PROVIDERS.map((p) => Type.Literal(p)));
+
+const Fields = {
+  phone_number: Type.String({
+    minLength: 2,
+    maxLength: 32,
+    description: 'E.164 (+14155552671); spaces, dots, dashes and brackets are removed',
+  }),
+  provider: Provider,
+  friendly_name: Nullable(Type.String({ maxLength: 200 })),
+  assistant_id: Nullable(Id),
+  graph_id: Nullable(Id),
+  sms_rate_per_second: Nullable(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1000,
+      description: 'Messages per second; null: 1 for long codes, 3 for toll-free numbers',
+    }),
+  ),
+};
+
+const PhoneNumberCreate = Type.Object(
+  {
+    phone_number: Fields.phone_number,
+    provider: Fields.provider,
+    friendly_name: Type.Optional(Fields.friendly_name),
+    assistant_id: Type.Optional(Fields.assistant_id),
+    graph_id: Type.Optional(Fields.graph_id),
+    sms_rate_per_second: Type.Optional(Fields.sms_rate_per_second),
+  },
+  { additionalProperties: false },
+);
+
+const PhoneNumberUpdate = Type.Partial(PhoneNumberCreate, { additionalProperties: false, minProperties: 1 });
+
+const PhoneNumberOut = Type.Object(
+  {
+    id: Type.Integer(),
+    organization_id: Type.Integer(),
+    phone_number: Type.String(),
+    provider: Type.String(),
+    friendly_name: Nullable(Type.String()),
+    assistant_id: Nullable(Type.Integer()),
+    assistant_name: Nullable(Type.String()),
+    graph_id: Nullable(Type.Integer()),
+    is_toll_free: Type.Boolean(),
+    sms_rate_per_second: Type.Number(),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'PhoneNumber' },
+);
+
+function phoneNumberView(row: PhoneNumberRow) {
+  return {
+    id: row.id,
+    organization_id: row.organizationId,
+    phone_number: row.phoneNumber,
+    provider: row.provider,
+    friendly_name: row.friendlyName,
+    assistant_id: row.assistantId,
+    assistant_name: row.assistantName,
+    graph_id: row.graphId,
+    is_toll_free: isTollFree(row.phoneNumber),
+    sms_rate_per_second: row.smsRatePerSecond ?? defaultSmsRate(row.phoneNumber),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): void {
+  const config = { access: access.area('phone_numbers') };
+
+  app.post(
+    '/api/v1/phone-numbers',
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          'Register a number of one of your carrier accounts, optionally routed to an assistant or graph',
+        body: PhoneNumberCreate,
+        response: { 201: PhoneNumberOut },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(phoneNumberView(await phoneNumbers.create(principalOf(request), request.body))),
+  );
+
+  app.get(
+    '/api/v1/phone-numbers',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "The organization's phone numbers (total in X-Total-Count)",
+        querystring: Type.Object({
+          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          assistant_id: Type.Optional(Id),
+          provider: Type.Optional(Provider),
+        }),
+        response: { 200: Type.Array(PhoneNumberOut) },
+      },
+    },
+    async (request, reply) => {
+      const { rows, total } = await phoneNumbers.list(principalOf(request), {
+        skip: request.query.skip ?? 0,
+        limit: request.query.limit ?? 100,
+        assistantId: request.query.assistant_id,
+        provider: request.query.provider,
+      });
+      reply.header('X-Total-Count', total);
+      return rows.map(phoneNumberView);
+    },
+  );
+
+  app.get(
+    '/api/v1/phone-numbers/:phone_number_id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'One phone number',
+        params: IdParam('phone_number_id'),
+        response: { 200: PhoneNumberOut },
+      },
+    },
+    async (request) =>
+      phoneNumberView(await phoneNumbers.get(principalOf(request), request.params.phone_number_id)),
+  );
+
+  app.put(
+    '/api/v1/phone-numbers/:phone_number_id',
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          'Change the fields named; routing to an assistant ends routing to a graph and the other way round',
+        params: IdParam('phone_number_id'),
+        body: PhoneNumberUpdate,
+        response: { 200: PhoneNumberOut },
+      },
+    },
+    async (request) =>
+      phoneNumberView(
+        await phoneNumbers.update(principalOf(request), request.params.phone_number_id, request.body),
+      ),
+  );
+
+  app.delete(
+    '/api/v1/phone-numbers/:phone_number_id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Remove a phone number',
+        params: IdParam('phone_number_id'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await phoneNumbers.remove(principalOf(request), request.params.phone_number_id);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,247 @@
+/**
+ * What a call or a message will really use. An assistant's own settings win over the organization's
+ * defaults: for each vendor the key comes from the assistant, else the organization's `api_keys`,
+ * else its first enabled fallback key, and the remaining enabled fallback keys stand behind it. The
+ * telephony provider is the phone number's; its credentials are the assistant's carrier config, else
+ * the organization's. Every later capability (calls, SMS, campaigns, the call runtime) asks here.
+ */
+import type { Db, Executor } from '../../db/client.js';
+import type { Tenant } from '../../db/tenant.js';
+import { isTollFree } from '../../lib/phone.js';
+import type { KeyedVendor } from '../../lib/providers.js';
+import { openPaths } from '../../lib/secret-paths.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import { SECRET_PATHS } from '../assistants/schemas.js';
+import { findAssistant } from '../assistants/store.js';
+import { listFallbackKeys } from '../fallback-keys/store.js';
+import type { Credential } from '../organizations/credentials.js';
+import { byoInactiveReason } from '../organizations/service.js';
+import { findOwnOrganization, listCredentials } from '../organizations/store.js';
+import { defaultSmsRate } from '../phone-numbers/service.js';
+import { findByNumber, findPhoneNumber, numbersOfAssistant } from '../phone-numbers/store.js';
+
+type Json = Record<string, unknown>;
+
+export type KeySource = 'assistant' | 'organization' | 'fallback';
+
+export interface KeyChoice {
+  apiKey: string;
+  source: KeySource;
+  /** The fallback key's name, when the key is one. */
+  name?: string;
+}
+
+export interface VendorChoice {
+  provider: string;
+  /** The key to use first; null when there is none (or none may be used). */
+  key: KeyChoice | null;
+  /** Enabled fallback keys of the same provider, in order, for when `key` fails or is at its limit. */
+  backups: KeyChoice[];
+}
+
+export interface TelephonyChoice {
+  phoneNumberId: number;
+  phoneNumber: string;
+  provider: string;
+  /** carrier_a {account_sid, auth_token}, carrier_b {api_key, connection_id}, carrier_c
+   * {application_id, private_key}, sip_trunk {sip_domain, username?, password?, …}; null if none. */
+  credentials: Credential | null;
+  source: 'assistant' | 'organization' | null;
+  smsRatePerSecond: number;
+  isTollFree: boolean;
+}
+
+export interface ResolvedConfig {
+  assistant: { id: number; name: string; isActive: boolean; llmProvider: string };
+  /** The assistant's settings as stored, secrets in clear. */
+  settings: Json;
+  llm: VendorChoice & { model: string | null; baseUrl: string | null };
+  /** The assistant's own fallback models (llm_fallback_providers), when enabled and usable. */
+  llmFallbacks: Array<{ provider: string; apiKey: string; model: string | null; baseUrl: string | null }>;
+  stt: VendorChoice & { model: string | null; language: string | null };
+  tts: VendorChoice & { providerConfig: Json };
+  /** null when no phone number is given or routed to the assistant. */
+  telephony: TelephonyChoice | null;
+  /** Why a part above cannot work, one line per part; empty when everything is usable. */
+  missing: string[];
+}
+
+export interface ResolveOptions {
+  assistantId: number;
+  /** The number the call or message goes out from (E.164); default: the first routed to the assistant. */
+  phoneNumber?: string;
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+/** Resolves the configuration; undefined when the assistant is not the tenant's. */
+export async function resolveConfig(
+  ex: Executor,
+  secrets: SecretBox,
+  tenant: Tenant,
+  options: ResolveOptions,
+): Promise<ResolvedConfig | undefined> {
+  const assistant = await findAssistant(ex, tenant, options.assistantId);
+  if (!assistant) return undefined;
+  const [organization, credentialRows, fallbackRows, number] = await Promise.all([
+    findOwnOrganization(ex, tenant),
+    listCredentials(ex, tenant),
+    listFallbackKeys(ex, tenant),
+    options.phoneNumber !== undefined
+      ? findByNumber(ex, tenant, options.phoneNumber)
+      : numbersOfAssistant(ex, tenant, assistant.id).then((rows) =>
+          rows[0] ? findPhoneNumber(ex, tenant, rows[0].id) : undefined,
+        ),
+  ]);
+  const settings = openPaths(assistant.config, SECRET_PATHS, secrets);
+  const credentials = new Map(
+    credentialRows.map((row) => [row.provider, secrets.openJson<Credential>(row.sealed)]),
+  );
+  // Under HIPAA without a business associate agreement no bring-your-own key is used: not the
+  // organization's, not its fallback keys, not an assistant's own.
+  const byoBlocked = byoInactiveReason(organization?.settings ?? {});
+  const missing: string[] = [];
+
+  const choose = (vendor: string, own: string | null): VendorChoice => {
+    if (byoBlocked) return { provider: vendor, key: null, backups: [] };
+    const backups: KeyChoice[] = fallbackRows
+      .filter((row) => row.provider === vendor && row.enabled)
+      .map((row) => ({ apiKey: secrets.open(row.apiKeySealed), source: 'fallback', name: row.name }));
+    const organizationKey = text(credentials.get(vendor as KeyedVendor)?.api_key);
+    const candidates: KeyChoice[] = [
+      ...(own ? [{ apiKey: own, source: 'assistant' as const }] : []),
+      ...(organizationKey ? [{ apiKey: organizationKey, source: 'organization' as const }] : []),
+      ...backups,
+    ];
+    const [key = null, ...rest] = candidates;
+    return { provider: vendor, key, backups: key?.source === 'fallback' ? rest : backups };
+  };
+
+  const providerConfig = isObject(settings.llm_provider_config) ? settings.llm_provider_config : {};
+  const llm = {
+    ...choose(assistant.llmProvider, text(providerConfig.api_key)),
+    model: text(providerConfig.model),
+    baseUrl: text(providerConfig.base_url),
+  };
+  // A custom model at its own URL (a local server) may need no key at all.
+  if (!llm.key && !(assistant.llmProvider === 'custom' && llm.baseUrl && !byoBlocked)) {
+    missing.push(noKey('llm', assistant.llmProvider, 'llm_provider_config.api_key', byoBlocked));
+  }
+  const fallbackSettings = isObject(settings.llm_fallback_providers) ? settings.llm_fallback_providers : {};
+  const llmFallbacks =
+    fallbackSettings.enabled === true && Array.isArray(fallbackSettings.fallbacks) && !byoBlocked
+      ? (fallbackSettings.fallbacks as Json[]).map((f) => ({
+          provider: String(f.provider),
+          apiKey: String(f.api_key),
+          model: text(f.model),
+          baseUrl: text(f.base_url),
+        }))
+      : [];
+
+  const sttSettings = isObject(settings.stt_settings) ? settings.stt_settings : {};
+  const stt = {
+    ...choose('stt_a', text(sttSettings.api_key)),
+    model: text(sttSettings.model),
+    language: text(sttSettings.language),
+  };
+  if (!stt.key) missing.push(noKey('stt', 'stt_a', 'stt_settings.api_key', byoBlocked));
+
+  const ttsSettings = isObject(settings.tts_settings) ? settings.tts_settings : {};
+  const ttsProvider = text(ttsSettings.provider) ?? 'tts_a';
+  const ttsProviderConfig = isObject(ttsSettings.provider_config) ? ttsSettings.provider_config : {};
+  const tts = {
+    ...choose(ttsProvider, text(ttsSettings.api_key) ?? text(ttsProviderConfig.api_key)),
+    providerConfig: ttsProviderConfig,
+  };
+  if (!tts.key) missing.push(noKey('tts', ttsProvider, 'tts_settings.api_key', byoBlocked));
+
+  let telephony: TelephonyChoice | null = null;
+  if (!number) {
+    missing.push(
+      options.phoneNumber !== undefined
+        ? `telephony: ${options.phoneNumber} is not a phone number of this organization`
+        : 'telephony: no phone number is routed to this assistant',
+    );
+  } else {
+    const { credentials: chosen, source } = carrierCredentials(
+      number.provider,
+      settings,
+      credentials,
+      organization,
+    );
+    telephony = {
+      phoneNumberId: number.id,
+      phoneNumber: number.phoneNumber,
+      provider: number.provider,
+      credentials: chosen,
+      source,
+      smsRatePerSecond: number.smsRatePerSecond ?? defaultSmsRate(number.phoneNumber),
+      isTollFree: isTollFree(number.phoneNumber),
+    };
+    if (!chosen) {
+      missing.push(
+        number.provider === 'sip_trunk'
+          ? 'telephony: sip_trunk needs the organization sip_trunk_config.sip_domain'
+          : `telephony: no ${number.provider} credentials (the assistant's ${number.provider}_config or the organization's ${number.provider})`,
+      );
+    }
+  }
+
+  return {
+    assistant: {
+      id: assistant.id,
+      name: assistant.name,
+      isActive: assistant.isActive,
+      llmProvider: assistant.llmProvider,
+    },
+    settings,
+    llm,
+    llmFallbacks,
+    stt,
+    tts,
+    telephony,
+    missing,
+  };
+}
+
+function noKey(kind: string, provider: string, assistantField: string, byoBlocked: string | null): string {
+  return byoBlocked
+    ? `${kind}: ${provider} keys are not used: ${byoBlocked}`
+    : `${kind}: no key for ${provider} (assistant ${assistantField}, organization api_keys.${provider}, or an enabled fallback key)`;
+}
+
+/** The phone number's carrier credentials: the assistant's own config first, then the organization's. */
+function carrierCredentials(
+  provider: string,
+  settings: Json,
+  credentials: Map<string, Credential>,
+  organization: { sipTrunkConfig: Json | null } | undefined,
+): { credentials: Credential | null; source: TelephonyChoice['source'] } {
+  const own = settings[`${provider}_config`];
+  if (isObject(own) && (provider === 'carrier_a' || provider === 'carrier_b')) {
+    return { credentials: { ...(own as Credential) }, source: 'assistant' };
+  }
+  if (provider === 'sip_trunk') {
+    const trunk = organization?.sipTrunkConfig ?? null;
+    if (!trunk || !text(trunk.sip_domain)) return { credentials: null, source: null };
+    const plain = Object.fromEntries(Object.entries(trunk).map(([k, v]) => [k, String(v)]));
+    return { credentials: { ...plain, ...(credentials.get('sip_trunk') ?? {}) }, source: 'organization' };
+  }
+  const stored = credentials.get(provider);
+  return stored
+    ? { credentials: { ...stored }, source: 'organization' }
+    : { credentials: null, source: null };
+}
+
+/** The resolver as a service, for the composition root. */
+export class ConfigResolver {
+  constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+
+  resolve(tenant: Tenant, options: ResolveOptions, ex: Executor = this.deps.db) {
+    return resolveConfig(ex, this.deps.secrets, tenant, options);
+  }
+}
