@@ -66,8 +66,46 @@ export async function run(args: string[]): Promise<void> {
     services.assistants.create(principal, body(`bench-${made++}`)),
   );
 
+  // A number routed to the assistant, organization keys and a fallback key: what a call resolves.
+  await services.organizations.update(principal, {
+    apiKeys: { stt_a: { api_key: 'org-stt-bench-0000006' } },
+    carriers: { carrier_b: { api_key: 'org-carrier-b-000007', connection_id: 'conn-1' } },
+  });
+  await services.fallbackKeys.create(principal, 'tts_a', {
+    name: 'spare',
+    apiKey: 'fallback-tts-bench-0008',
+    enabled: true,
+    concurrentLimit: null,
+  });
+  await services.phoneNumbers.create(principal, {
+    phone_number: '+14155550100',
+    provider: 'carrier_a',
+    assistant_id: id,
+  });
+  const resolve = await rate(total, () =>
+    services.configResolver.resolve(principal.tenant, { assistantId: id }),
+  );
+  let numbered = 0;
+  const createNumber = await rate(Math.min(total, 500), () =>
+    services.phoneNumbers.create(principal, {
+      phone_number: `+1415556${String(numbered++).padStart(4, '0')}`,
+      provider: 'carrier_b',
+      assistant_id: id,
+    }),
+  );
+
   table([
     { operation: 'raw SQL select of the row (baseline)', 'ops/s': Math.round(raw), ratio: 1 },
+    {
+      operation: 'resolve a call configuration (5 queries, open 9 secrets)',
+      'ops/s': Math.round(resolve),
+      ratio: Number((resolve / raw).toFixed(2)),
+    },
+    {
+      operation: 'PhoneNumberService.create (E.164, assistant check, insert, read back)',
+      'ops/s': Math.round(createNumber),
+      ratio: Number((createNumber / raw).toFixed(2)),
+    },
     {
       operation: 'AssistantService.get (query + open and mask 5 secrets)',
       'ops/s': Math.round(get),
@@ -80,7 +118,7 @@ export async function run(args: string[]): Promise<void> {
     },
   ]);
   console.log(
-    `assistants: get ${Math.round(get)}/s vs raw select ${Math.round(raw)}/s — ratio ${(get / raw).toFixed(2)}; create ${Math.round(create)}/s`,
+    `assistants: get ${Math.round(get)}/s vs raw select ${Math.round(raw)}/s — ratio ${(get / raw).toFixed(2)}; create ${Math.round(create)}/s; resolve ${Math.round(resolve)}/s (ratio ${(resolve / raw).toFixed(2)})`,
   );
   await bench.close();
 }

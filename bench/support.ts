@@ -1,10 +1,12 @@
 /** Shared by benchmarks: a platform on a fresh database, and an HTTP load generator in its own process. */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
@@ -21,10 +23,32 @@ export interface BenchPlatform {
   close(): Promise<void>;
 }
 
-/** The platform on a fresh in-memory PGlite, or on BENCH_DATABASE_URL, listening on a free port. */
+/** Runs one statement on the server of `adminUrl` (database creation and removal). */
+async function adminQuery(adminUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The platform on a fresh in-memory PGlite, or in a database of its own created on the server of
+ * BENCH_DATABASE_URL (and dropped at close), listening on a free port.
+ */
 export async function startBenchPlatform(): Promise<BenchPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-'));
-  const url = process.env.BENCH_DATABASE_URL;
+  const adminUrl = process.env.BENCH_DATABASE_URL;
+  const databaseName = `switchboard_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  let url: string | undefined;
+  if (adminUrl) {
+    await adminQuery(adminUrl, `create database "${databaseName}"`);
+    const own = new URL(adminUrl);
+    own.pathname = `/${databaseName}`;
+    url = own.toString();
+  }
   const config = loadConfig({
     DATA_DIR: dataDir,
     SECRET_KEY: SECRET,
@@ -48,6 +72,7 @@ export async function startBenchPlatform(): Promise<BenchPlatform> {
     async close() {
       await platform.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (adminUrl) await adminQuery(adminUrl, `drop database if exists "${databaseName}" with (force)`);
     },
   };
 }

@@ -308,6 +308,8 @@ describe('the stored secrets', () => {
 
 /** Assistants holding a secret in every secret-bearing field, nested and flat (issue 4). */
 const assistantIds: number[] = [];
+/** Phone numbers, one of them routed to the first assistant. */
+const phoneNumberIds: number[] = [];
 beforeAll(async () => {
   const created = await t.app.inject({
     method: 'POST',
@@ -360,6 +362,22 @@ beforeAll(async () => {
   // Every assistant answer already passed through; none of them may carry a secret either.
   expect(leaks(responseText(created))).toEqual([]);
   expect(leaks(responseText(flat))).toEqual([]);
+
+  // Phone numbers: one routed to the assistant holding every secret (its answers name the
+  // assistant), one routed nowhere.
+  for (const payload of [
+    { phone_number: '+14155552671', provider: 'carrier_a', assistant_id: assistantIds[0] },
+    { phone_number: '+18005550199', provider: 'sip_trunk', friendly_name: 'toll-free line' },
+  ]) {
+    const number = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers',
+      headers: admin.headers,
+      payload,
+    });
+    phoneNumberIds.push((await expectCreated(number)).id);
+    expect(leaks(responseText(number))).toEqual([]);
+  }
 });
 
 describe('every GET operation of the OpenAPI document', () => {
@@ -381,6 +399,7 @@ describe('every GET operation of the OpenAPI document', () => {
       provider: [...new Set([...fallbackKeys.values()].map((k) => k.provider))],
       preset_id: [...presetKeys.keys()].map(String),
       assistant_id: assistantIds.map(String),
+      phone_number_id: phoneNumberIds.map(String),
       token: [invitationToken],
     };
     const queryValues: Record<string, string> = { token: emailToken, page: '1', per_page: '50' };
@@ -435,6 +454,8 @@ describe('every GET operation of the OpenAPI document', () => {
       'GET /api/v1/users/me',
       'GET /api/v1/users',
       'GET /api/v1/users/invitation/{token}',
+      'GET /api/v1/phone-numbers',
+      'GET /api/v1/phone-numbers/{phone_number_id}',
       'GET /v1/billing/wallet',
       'GET /v1/billing/ledger',
     ]) {

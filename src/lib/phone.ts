@@ -1,5 +1,5 @@
 /** Phone numbers: E.164 parsing and normalisation (libphonenumber-js). */
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 /** The E.164 form of `input` (`+14155552671`), or undefined when it is not a valid number. */
 export function toE164(input: string): string | undefined {

@@ -232,7 +232,11 @@ export class OrganizationService {
         const listed = kinds[kind].inactive.some((i) => i.provider === vendor && i.source === 'assistant');
         if (!details.byoInactiveReason) use(kind, vendor, 'assistant');
         else if (!listed)
-          kinds[kind].inactive.push({ provider: vendor, source: 'assistant', reason: details.byoInactiveReason });
+          kinds[kind].inactive.push({
+            provider: vendor,
+            source: 'assistant',
+            reason: details.byoInactiveReason,
+          });
       }
     }
     for (const key of fallbacks) {

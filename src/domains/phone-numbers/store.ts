@@ -71,6 +71,19 @@ export async function listPhoneNumbers(
   return { rows, total: Number(count?.n ?? 0) };
 }
 
+/** The first number (lowest id) routed to an assistant: where its calls go out from by default. */
+export async function firstNumberOfAssistant(
+  ex: Executor,
+  tenant: Tenant,
+  assistantId: number,
+): Promise<PhoneNumberRow | undefined> {
+  const [row] = await selectWithAssistant(ex)
+    .where(tenant.where(phoneNumbers, eq(phoneNumbers.assistantId, assistantId)))
+    .orderBy(asc(phoneNumbers.id))
+    .limit(1);
+  return row;
+}
+
 /** The numbers routed to an assistant (for the 409 that protects it from deletion). */
 export async function numbersOfAssistant(
   ex: Executor,

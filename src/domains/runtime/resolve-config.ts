@@ -18,7 +18,7 @@ import type { Credential } from '../organizations/credentials.js';
 import { byoInactiveReason } from '../organizations/service.js';
 import { findOwnOrganization, listCredentials } from '../organizations/store.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
-import { findByNumber, findPhoneNumber, numbersOfAssistant } from '../phone-numbers/store.js';
+import { findByNumber, firstNumberOfAssistant } from '../phone-numbers/store.js';
 
 type Json = Record<string, unknown>;
 
@@ -93,9 +93,7 @@ export async function resolveConfig(
     listFallbackKeys(ex, tenant),
     options.phoneNumber !== undefined
       ? findByNumber(ex, tenant, options.phoneNumber)
-      : numbersOfAssistant(ex, tenant, assistant.id).then((rows) =>
-          rows[0] ? findPhoneNumber(ex, tenant, rows[0].id) : undefined,
-        ),
+      : firstNumberOfAssistant(ex, tenant, assistant.id),
   ]);
   const settings = openPaths(assistant.config, SECRET_PATHS, secrets);
   const credentials = new Map(
