@@ -700,6 +700,18 @@ describe('validation: 422 with the location of the fault', () => {
       { rag_settings: { chunking_strategy: 'banana' } },
       ['body', 'rag_settings', 'chunking_strategy'],
     ],
+    [
+      'a flat carrier_a_account_sid without its auth token',
+      { carrier_a_account_sid: 'AC-only' },
+      ['body', 'carrier_a_config', 'auth_token'],
+      'missing',
+    ],
+    [
+      'a flat carrier_a_auth_token without its account SID',
+      { carrier_a_auth_token: 'token-only-123456' },
+      ['body', 'carrier_a_config', 'account_sid'],
+      'missing',
+    ],
     ['temperature below 0', { llm_settings: { temperature: -0.1 } }, ['body', 'llm_settings', 'temperature']],
     ['temperature above 2', { llm_settings: { temperature: 2.1 } }, ['body', 'llm_settings', 'temperature']],
     ['top_p above 1', { llm_settings: { top_p: 1.1 } }, ['body', 'llm_settings', 'top_p']],

@@ -205,6 +205,20 @@ export class AssistantService {
       });
     }
 
+    // The flat carrier fields fold into carrier_a_config one at a time: the result must be whole.
+    const carrierFields: Record<string, string[]> = {
+      carrier_a_config: ['account_sid', 'auth_token'],
+      carrier_b_config: ['api_key', 'connection_id'],
+    };
+    for (const [field, required] of Object.entries(carrierFields)) {
+      const carrier = config[field];
+      if (!written.has(field) || !isObject(carrier)) continue;
+      for (const name of required) {
+        if (typeof carrier[name] !== 'string' || carrier[name] === '')
+          issue([field, name], `${field} needs ${required.join(' and ')}`, 'missing');
+      }
+    }
+
     const stt = config.stt_settings;
     if (written.has('stt_settings') && isObject(stt)) {
       const model = String(stt.model);
