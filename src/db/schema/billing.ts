@@ -1,8 +1,7 @@
 /** Billing: one wallet per organization and the ledger every credit and charge is written to. */
-import { index, integer, numeric, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { money } from './columns.js';
 import { organizationColumn, organizations } from './identity.js';
-
-const money = (name: string) => numeric(name, { precision: 14, scale: 4, mode: 'number' });
 
 export const wallets = pgTable('wallets', {
   organizationId: integer('organization_id')

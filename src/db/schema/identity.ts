@@ -24,6 +24,8 @@ export const organizations = pgTable('organizations', {
   settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
   /** Non-secret SIP trunk settings (`sip_domain`, `inbound_enabled`); secrets live in provider_credentials. */
   sipTrunkConfig: jsonb('sip_trunk_config').$type<Record<string, unknown>>(),
+  /** Signs outgoing webhooks (HMAC-SHA256); sealed. Made on first use, rotatable by an admin. */
+  webhookSecretSealed: text('webhook_secret_sealed'),
   /** `{tts: {<provider>: {enabled, concurrent_limit}}, stt: {…}}` */
   concurrencySettings: jsonb('concurrency_settings')
     .$type<Record<string, Record<string, { enabled: boolean; concurrent_limit: number }>>>()

@@ -4,4 +4,7 @@ export * from './accounts.js';
 export * from './assistants.js';
 export * from './billing.js';
 export * from './identity.js';
+export * from './messaging.js';
 export * from './phone-numbers.js';
+export * from './telephony.js';
+export * from './webhooks.js';

@@ -8,6 +8,7 @@ import {
   integer,
   pgTable,
   text,
+  timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
@@ -28,6 +29,8 @@ export const phoneNumbers = pgTable(
     graphId: integer('graph_id'),
     /** null: the carrier-typical default for the number's kind (phone-numbers/service.ts). */
     smsRatePerSecond: doublePrecision('sms_rate_per_second'),
+    /** When this number's next SMS may start (keeps sends at sms_rate_per_second, across processes). */
+    smsNextSendAt: timestamp('sms_next_send_at', { withTimezone: true }),
     ...timestamps,
   },
   (t) => [

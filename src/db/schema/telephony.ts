@@ -1,0 +1,85 @@
+/** Telephony: call records and the events of each call. */
+import { sql } from 'drizzle-orm';
+import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { assistants } from './assistants.js';
+import { money, timestamps } from './columns.js';
+import { organizationColumn } from './identity.js';
+import { phoneNumbers } from './phone-numbers.js';
+
+export const CALL_STATUSES = [
+  'queued',
+  'ringing',
+  'in-progress',
+  'completed',
+  'busy',
+  'no-answer',
+  'failed',
+  'canceled',
+] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+/** Statuses after which nothing changes any more. */
+export const FINAL_CALL_STATUSES: readonly CallStatus[] = [
+  'completed',
+  'busy',
+  'no-answer',
+  'failed',
+  'canceled',
+];
+
+export const calls = pgTable(
+  'calls',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: organizationColumn(),
+    /** Kept when the assistant is deleted later (the call record stays, its assistant becomes null). */
+    assistantId: integer('assistant_id').references(() => assistants.id, { onDelete: 'set null' }),
+    phoneNumberId: integer('phone_number_id').references(() => phoneNumbers.id, { onDelete: 'set null' }),
+    provider: text('provider').notNull(),
+    /** The carrier's call identifier; null until the carrier accepted the call. */
+    callSid: text('call_sid'),
+    direction: text('direction').$type<'inbound' | 'outbound'>().notNull(),
+    /** Our number (the caller on outbound calls, the callee on inbound ones). */
+    fromPhoneNumber: text('from_phone_number').notNull(),
+    /** The number dialled. */
+    toPhoneNumber: text('to_phone_number').notNull(),
+    /** The other party: the callee on outbound calls, the caller on inbound ones. */
+    customerPhoneNumber: text('customer_phone_number').notNull(),
+    status: text('status').$type<CallStatus>().notNull().default('queued'),
+    /** What the call was started with (rendered welcome message, agenda, variables) and what it learned. */
+    callMeta: jsonb('call_meta').$type<Record<string, unknown>>().notNull().default({}),
+    /** Seconds, from the carrier's final status. */
+    duration: integer('duration'),
+    cost: money('cost'),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    endedAt: timestamp('ended_at', { withTimezone: true }),
+    graphSessionId: integer('graph_session_id'),
+    campaignId: integer('campaign_id'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('calls_provider_call_sid_key').on(t.provider, t.callSid),
+    index('calls_organization_created_idx').on(t.organizationId, t.createdAt),
+    index('calls_assistant_idx').on(t.assistantId),
+    check('calls_direction_check', sql`${t.direction} in ('inbound', 'outbound')`),
+    check(
+      'calls_status_check',
+      sql`${t.status} in ('queued', 'ringing', 'in-progress', 'completed', 'busy', 'no-answer', 'failed', 'canceled')`,
+    ),
+  ],
+);
+
+/** Everything that happened to a call, in order: status changes from the carrier, transfers, errors. */
+export const callEvents = pgTable(
+  'call_events',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: organizationColumn(),
+    callId: integer('call_id')
+      .notNull()
+      .references(() => calls.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('call_events_call_idx').on(t.callId, t.id)],
+);
