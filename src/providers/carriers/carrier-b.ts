@@ -1,0 +1,436 @@
+/**
+ * carrier_b: the call-control (v2) API of the carrier whose credentials are an API key and a
+ * connection id (the id of the call-control application the calls run under).
+ *
+ * Out: JSON REST calls under `{baseUrl}/v2` with `Authorization: Bearer <api_key>`; dial asks the
+ * carrier to stream the call's audio to our media WebSocket from the start (no answer markup).
+ * In: JSON event webhooks `{data: {event_type, id, occurred_at, payload}}`, signed with the account's
+ * Ed25519 key: header `telnyx-signature-ed25519` is the base64 signature of
+ * `${telnyx-timestamp}|${raw body}`, verified with the account's base64 public key
+ * (`credentials.public_key`).
+ */
+import { createPublicKey, type KeyObject, verify } from 'node:crypto';
+import type { MessageStatus } from '../../db/schema/messaging.js';
+import type { CallStatus } from '../../db/schema/telephony.js';
+import { ProviderError } from '../errors.js';
+import { providerRequest } from '../http.js';
+import type {
+  CarrierAdapter,
+  CarrierCredentials,
+  CarrierEvent,
+  CredentialCheck,
+  IncomingWebhook,
+  PlaceCallRequest,
+  PlacedCall,
+  SendMessageRequest,
+  SentMessage,
+  WebhookOwner,
+} from './types.js';
+
+const PROVIDER = 'carrier_b';
+
+export const CARRIER_B_SIGNATURE_HEADER = 'telnyx-signature-ed25519';
+export const CARRIER_B_TIMESTAMP_HEADER = 'telnyx-timestamp';
+/** How far (seconds) a webhook's signing time may be from ours, either way, before it is refused as a replay. */
+export const CARRIER_B_SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
+
+/** The carrier's hang-up causes (payload.hangup_cause of call.hangup) in our words. */
+const HANGUP_CAUSES: Record<string, CallStatus> = {
+  normal_clearing: 'completed',
+  /** The call reached the carrier's time limit after it was connected. */
+  time_limit: 'completed',
+  user_busy: 'busy',
+  timeout: 'no-answer',
+  no_answer: 'no-answer',
+  originator_cancel: 'canceled',
+  call_rejected: 'failed',
+  not_found: 'failed',
+  unspecified: 'failed',
+};
+
+/** Per-recipient message statuses (payload.to[].status) in our words. */
+const MESSAGE_STATUSES: Record<string, MessageStatus> = {
+  scheduled: 'queued',
+  queued: 'queued',
+  sending: 'sending',
+  sent: 'sent',
+  /** Sent, but the destination network never confirmed delivery. */
+  delivery_unconfirmed: 'sent',
+  delivered: 'delivered',
+  delivery_failed: 'undelivered',
+  expired: 'undelivered',
+  sending_failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+type Json = Record<string, unknown>;
+type CallStatusEvent = Extract<CarrierEvent, { kind: 'call_status' }>;
+
+interface EventEnvelope {
+  eventType: string;
+  occurredAt?: Date;
+  payload: Json;
+}
+
+export class CarrierBAdapter implements CarrierAdapter {
+  readonly id = 'carrier_b' as const;
+  readonly #baseUrl: string;
+
+  constructor(options: { baseUrl: string }) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+  }
+
+  async placeCall(credentials: CarrierCredentials, request: PlaceCallRequest): Promise<PlacedCall> {
+    const { apiKey, connectionId } = requireCredentials(credentials);
+    const body: Json = {
+      connection_id: connectionId,
+      to: request.to,
+      from: request.from,
+      webhook_url: request.statusCallbackUrl,
+      webhook_url_method: 'POST',
+      stream_url: request.streamUrl,
+      stream_track: 'both_tracks',
+      client_state: encodeClientState(request.callId),
+    };
+    if (request.timeoutSeconds !== undefined) body.timeout_secs = request.timeoutSeconds;
+    const response = await this.#request(apiKey, 'POST', '/v2/calls', body);
+    const callControlId = stringAt(dataOf(response), 'call_control_id');
+    if (!callControlId) throw unexpected('the dial answer carries no call_control_id');
+    return { callSid: callControlId, status: 'queued' };
+  }
+
+  async hangUp(credentials: CarrierCredentials, callSid: string): Promise<void> {
+    const { apiKey } = requireCredentials(credentials);
+    await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(callSid)}/actions/hangup`, {});
+  }
+
+  async transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void> {
+    const { apiKey } = requireCredentials(credentials);
+    await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(callSid)}/actions/transfer`, { to });
+  }
+
+  async sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage> {
+    const { apiKey } = requireCredentials(credentials);
+    const body: Json = {
+      from: request.from,
+      to: request.to,
+      text: request.body,
+      webhook_url: request.statusCallbackUrl,
+    };
+    if (request.mediaUrls.length > 0) body.media_urls = request.mediaUrls;
+    const data = dataOf(await this.#request(apiKey, 'POST', '/v2/messages', body));
+    const messageId = stringAt(data, 'id');
+    if (!messageId) throw unexpected('the message answer carries no id');
+    const recipient = firstRecipient(data);
+    const status = MESSAGE_STATUSES[stringAt(recipient, 'status') ?? ''] ?? 'queued';
+    const parts = data.parts;
+    const segments = typeof parts === 'number' && Number.isInteger(parts) && parts > 0 ? parts : 1;
+    return { messageId, status, segments };
+  }
+
+  async validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck> {
+    const apiKey = credentials.api_key;
+    const connectionId = credentials.connection_id;
+    if (!apiKey || !connectionId) return { valid: false, detail: 'api_key and connection_id are required' };
+    try {
+      const data = dataOf(
+        await this.#request(
+          apiKey,
+          'GET',
+          `/v2/call_control_applications/${encodeURIComponent(connectionId)}`,
+        ),
+      );
+      const name = stringAt(data, 'application_name');
+      return {
+        valid: true,
+        detail: `connection ${connectionId} is a call-control application of this account`,
+        account: name ?? stringAt(data, 'id') ?? connectionId,
+      };
+    } catch (error) {
+      if (!(error instanceof ProviderError) || error.status === undefined) throw error;
+      if (error.status === 401) return { valid: false, detail: 'the API key was refused' };
+      if (error.status === 403) return { valid: false, detail: 'the API key may not read this connection' };
+      if (error.status === 404 || error.status === 422) {
+        return { valid: false, detail: `no call-control application ${connectionId} in this account` };
+      }
+      throw error;
+    }
+  }
+
+  identifyWebhook(webhook: IncomingWebhook): WebhookOwner {
+    const event = readEnvelope(webhook.rawBody);
+    if (!event) return {};
+    const { eventType, payload } = event;
+    if (eventType.startsWith('call.')) {
+      const owner: WebhookOwner = {};
+      const connectionId = stringAt(payload, 'connection_id');
+      const callSid = stringAt(payload, 'call_control_id');
+      if (connectionId) owner.accountId = connectionId;
+      if (callSid) owner.callSid = callSid;
+      const direction = stringAt(payload, 'direction');
+      const outgoing =
+        direction === 'outgoing' ||
+        (direction === undefined && decodeClientState(payload.client_state) !== undefined);
+      const ourNumber =
+        direction === 'incoming' ? stringAt(payload, 'to') : outgoing ? stringAt(payload, 'from') : undefined;
+      if (ourNumber) owner.ourNumber = ourNumber;
+      return owner;
+    }
+    if (eventType.startsWith('message.')) {
+      const owner: WebhookOwner = {};
+      const messageId = stringAt(payload, 'id');
+      if (messageId) owner.messageId = messageId;
+      const ourNumber =
+        eventType === 'message.received'
+          ? stringAt(firstRecipient(payload), 'phone_number')
+          : stringAt(objectAt(payload, 'from'), 'phone_number');
+      if (ourNumber) owner.ourNumber = ourNumber;
+      return owner;
+    }
+    return {};
+  }
+
+  verifyWebhook(credentials: CarrierCredentials, webhook: IncomingWebhook): boolean {
+    const key = publicKeyFrom(credentials.public_key);
+    const signature = headerValue(webhook.headers, CARRIER_B_SIGNATURE_HEADER);
+    const timestamp = headerValue(webhook.headers, CARRIER_B_TIMESTAMP_HEADER);
+    if (!key || !signature || !timestamp || !/^\d{1,12}$/.test(timestamp)) return false;
+    const skew = Math.abs(Date.now() / 1000 - Number(timestamp));
+    if (skew > CARRIER_B_SIGNATURE_TOLERANCE_SECONDS) return false;
+    const bytes = Buffer.from(signature, 'base64');
+    if (bytes.length !== 64) return false;
+    try {
+      return verify(null, Buffer.from(`${timestamp}|${webhook.rawBody}`, 'utf8'), key, bytes);
+    } catch {
+      return false;
+    }
+  }
+
+  parseWebhook(webhook: IncomingWebhook): CarrierEvent[] {
+    const event = readEnvelope(webhook.rawBody);
+    if (!event) return [];
+    const { eventType, payload, occurredAt } = event;
+    switch (eventType) {
+      case 'call.initiated': {
+        const callSid = stringAt(payload, 'call_control_id');
+        if (!callSid) return [];
+        if (stringAt(payload, 'direction') === 'incoming') {
+          return [
+            {
+              kind: 'inbound_call',
+              callSid,
+              from: stringAt(payload, 'from') ?? '',
+              to: stringAt(payload, 'to') ?? '',
+            },
+          ];
+        }
+        // An outbound leg has been created and the destination is being dialled; call control sends
+        // no separate ringing event for it.
+        return [callStatus(callSid, 'ringing', payload, occurredAt)];
+      }
+      case 'call.answered': {
+        const callSid = stringAt(payload, 'call_control_id');
+        return callSid ? [callStatus(callSid, 'in-progress', payload, occurredAt)] : [];
+      }
+      case 'call.hangup': {
+        const callSid = stringAt(payload, 'call_control_id');
+        if (!callSid) return [];
+        const status = HANGUP_CAUSES[stringAt(payload, 'hangup_cause') ?? ''] ?? 'failed';
+        const event = callStatus(callSid, status, payload, occurredAt);
+        const duration = status === 'completed' ? connectedSeconds(payload) : 0;
+        if (duration !== undefined) event.durationSeconds = duration;
+        return [event];
+      }
+      case 'message.received': {
+        const messageId = stringAt(payload, 'id');
+        if (!messageId) return [];
+        const media = Array.isArray(payload.media) ? payload.media : [];
+        return [
+          {
+            kind: 'inbound_message',
+            messageId,
+            from: stringAt(objectAt(payload, 'from'), 'phone_number') ?? '',
+            to: stringAt(firstRecipient(payload), 'phone_number') ?? '',
+            body: stringAt(payload, 'text') ?? '',
+            mediaUrls: media.map((item) => stringAt(asObject(item), 'url')).filter(isString),
+          },
+        ];
+      }
+      case 'message.sent':
+      case 'message.finalized': {
+        const messageId = stringAt(payload, 'id');
+        const status = MESSAGE_STATUSES[stringAt(firstRecipient(payload), 'status') ?? ''];
+        if (!messageId || !status) return [];
+        const error = describeErrors(payload.errors);
+        return [
+          error && (status === 'failed' || status === 'undelivered')
+            ? { kind: 'message_status', messageId, status, error }
+            : { kind: 'message_status', messageId, status },
+        ];
+      }
+      default:
+        return [];
+    }
+  }
+
+  async #request(apiKey: string, method: 'GET' | 'POST', path: string, body?: Json): Promise<unknown> {
+    const response = await providerRequest({
+      provider: PROVIDER,
+      method,
+      url: `${this.#baseUrl}${path}`,
+      headers: { authorization: `Bearer ${apiKey}` },
+      body,
+    });
+    return response.body;
+  }
+}
+
+/** Our call id as the carrier's client state: base64 of `{"call_id": n}`, echoed on every call event. */
+export function encodeClientState(callId: number): string {
+  return Buffer.from(JSON.stringify({ call_id: callId }), 'utf8').toString('base64');
+}
+
+export function decodeClientState(value: unknown): number | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+    const callId = asObject(decoded).call_id;
+    return typeof callId === 'number' && Number.isSafeInteger(callId) ? callId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function requireCredentials(credentials: CarrierCredentials): { apiKey: string; connectionId: string } {
+  const apiKey = credentials.api_key;
+  const connectionId = credentials.connection_id;
+  if (!apiKey || !connectionId) {
+    throw new ProviderError('carrier_b credentials need api_key and connection_id', {
+      provider: PROVIDER,
+      retryable: false,
+      code: 'missing_credentials',
+    });
+  }
+  return { apiKey, connectionId };
+}
+
+function unexpected(message: string): ProviderError {
+  // Not retryable: the request may have taken effect (a call dialled, a message sent).
+  return new ProviderError(`carrier_b answered unexpectedly: ${message}`, {
+    provider: PROVIDER,
+    retryable: false,
+    code: 'unexpected_response',
+  });
+}
+
+/** The account's public key: base64 of the 32 raw Ed25519 bytes (as the carrier's portal shows it), or PEM. */
+function publicKeyFrom(value: string | undefined): KeyObject | undefined {
+  if (!value) return undefined;
+  try {
+    if (value.includes('-----BEGIN')) {
+      const key = createPublicKey(value);
+      return key.asymmetricKeyType === 'ed25519' ? key : undefined;
+    }
+    const raw = Buffer.from(value.trim(), 'base64');
+    if (raw.length !== 32) return undefined;
+    return createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+      format: 'jwk',
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+function headerValue(headers: IncomingWebhook['headers'], name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() !== name) continue;
+    const first = Array.isArray(value) ? value[0] : value;
+    return first?.trim() || undefined;
+  }
+  return undefined;
+}
+
+function readEnvelope(rawBody: string): EventEnvelope | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody);
+  } catch {
+    return undefined;
+  }
+  const data = objectAt(asObject(parsed), 'data');
+  const eventType = stringAt(data, 'event_type');
+  if (!eventType) return undefined;
+  const occurredAt = dateAt(data, 'occurred_at');
+  return { eventType, payload: objectAt(data, 'payload'), ...(occurredAt ? { occurredAt } : {}) };
+}
+
+function callStatus(
+  callSid: string,
+  status: CallStatus,
+  payload: Json,
+  at: Date | undefined,
+): CallStatusEvent {
+  const event: CallStatusEvent = { kind: 'call_status', callSid, status };
+  const callId = decodeClientState(payload.client_state);
+  if (callId !== undefined) event.callId = callId;
+  if (at) event.at = at;
+  return event;
+}
+
+/**
+ * Seconds between the call's start_time and end_time. The carrier's start_time is when the call
+ * began, so for an outbound call the figure includes the time it rang.
+ */
+function connectedSeconds(payload: Json): number | undefined {
+  const start = dateAt(payload, 'start_time');
+  const end = dateAt(payload, 'end_time');
+  if (!start || !end) return undefined;
+  return Math.max(0, Math.round((end.getTime() - start.getTime()) / 1000));
+}
+
+function describeErrors(errors: unknown): string | undefined {
+  if (!Array.isArray(errors)) return undefined;
+  const parts = errors.map((item) => {
+    const error = asObject(item);
+    const text = stringAt(error, 'detail') ?? stringAt(error, 'title');
+    const code = error.code;
+    const codeText = typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
+    return [codeText, text].filter(isString).join(': ');
+  });
+  const joined = parts.filter((part) => part !== '').join('; ');
+  return joined === '' ? undefined : joined;
+}
+
+function dataOf(body: unknown): Json {
+  return objectAt(asObject(body), 'data');
+}
+
+function firstRecipient(payload: Json): Json {
+  const to = payload.to;
+  return Array.isArray(to) ? asObject(to[0]) : {};
+}
+
+function asObject(value: unknown): Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
+}
+
+function objectAt(record: Json, key: string): Json {
+  return asObject(record[key]);
+}
+
+function stringAt(record: Json, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function dateAt(record: Json, key: string): Date | undefined {
+  const value = stringAt(record, key);
+  if (!value) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}

@@ -1,0 +1,512 @@
+/**
+ * carrier_c: the voice and messaging APIs of the carrier whose credentials are an application id and
+ * an RSA private key (Vonage Voice API v1 and Messages API v1).
+ *
+ * - Every request carries `Authorization: Bearer <JWT>`: RS256, signed with the application's private
+ *   key, claims `application_id`, `iat`, `exp`, `jti` (developer.vonage.com/en/jwt, "Authentication").
+ * - Calls: `POST /v1/calls` with an answer URL the carrier fetches (POST) when the callee answers;
+ *   we answer with an NCCO that connects the call to our media WebSocket. `PUT /v1/calls/{uuid}`
+ *   hangs up or transfers (developer.vonage.com/en/api/voice, "Voice API overview").
+ * - Messages: `POST /v1/messages` (channel `sms` or `mms`) answers 202 `{message_uuid}`; it does not
+ *   report parts, so segments are counted here.
+ * - Webhooks are JSON and signed: `Authorization: Bearer <JWT>` made with HS256 and the account's
+ *   signature secret, whose `payload_hash` claim is the SHA-256 hex of the body
+ *   (developer.vonage.com/en/getting-started/concepts/webhooks#decoding-signed-webhooks).
+ *
+ * Numbers go on the wire in E.164 without the leading `+`; events coming back are given the `+` again.
+ */
+import { createHmac, createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
+import { decodeJwt, SignJWT } from 'jose';
+import type { MessageStatus } from '../../db/schema/messaging.js';
+import type { CallStatus } from '../../db/schema/telephony.js';
+import { safeEqual, sha256Hex } from '../../lib/crypto.js';
+import { ProviderError } from '../errors.js';
+import { providerRequest } from '../http.js';
+import type {
+  CarrierAdapter,
+  CarrierCredentials,
+  CarrierEvent,
+  CredentialCheck,
+  IncomingWebhook,
+  PlaceCallRequest,
+  PlacedCall,
+  SendMessageRequest,
+  SentMessage,
+  WebhookOwner,
+} from './types.js';
+
+const PROVIDER = 'carrier_c';
+/** Lifetime of the JWT we sign for one request. */
+const REQUEST_TOKEN_SECONDS = 300;
+/** Oldest `iat` accepted on a signed webhook. */
+const WEBHOOK_MAX_AGE_SECONDS = 300;
+/** How far a webhook's `iat` may be ahead of our clock. */
+const WEBHOOK_CLOCK_SKEW_SECONDS = 60;
+/** The Voice API accepts a ringing timer of 1–120 seconds (default 60). */
+const RINGING_TIMER_RANGE = [1, 120] as const;
+/** The audio our media stream takes: 16-bit linear PCM at 16 kHz. */
+export const STREAM_CONTENT_TYPE = 'audio/l16;rate=16000';
+
+/** Voice event `status` → our call status. Statuses not listed (human, machine…) carry no change. */
+const CALL_STATUSES: Record<string, CallStatus> = {
+  started: 'queued',
+  ringing: 'ringing',
+  answered: 'in-progress',
+  completed: 'completed',
+  busy: 'busy',
+  timeout: 'no-answer',
+  unanswered: 'no-answer',
+  failed: 'failed',
+  rejected: 'failed',
+  cancelled: 'canceled',
+};
+
+/** Messages status callback `status` → our message status. */
+const MESSAGE_STATUSES: Record<string, MessageStatus> = {
+  submitted: 'sent',
+  delivered: 'delivered',
+  read: 'delivered',
+  rejected: 'failed',
+  undeliverable: 'undelivered',
+  failed: 'failed',
+};
+
+/** Keys only the voice events other than status changes and answer requests carry. */
+const NON_ANSWER_KEYS = ['status', 'dtmf', 'speech', 'recording_url', 'recording_uuid', 'type', 'reason'];
+
+interface CreateCallResponse {
+  uuid: string;
+  status?: string;
+  direction?: string;
+  conversation_uuid?: string;
+}
+
+interface SendMessageResponse {
+  message_uuid: string;
+}
+
+export interface CarrierCOptions {
+  /** The API's origin, e.g. https://api.nexmo.com (a simulator's in tests). */
+  baseUrl: string;
+}
+
+export class CarrierCAdapter implements CarrierAdapter {
+  readonly id = 'carrier_c' as const;
+  readonly #baseUrl: string;
+
+  constructor(options: CarrierCOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+  }
+
+  async placeCall(credentials: CarrierCredentials, request: PlaceCallRequest): Promise<PlacedCall> {
+    const body: Record<string, unknown> = {
+      to: [{ type: 'phone', number: wireNumber(request.to) }],
+      from: { type: 'phone', number: wireNumber(request.from) },
+      answer_url: [request.answerUrl],
+      answer_method: 'POST',
+      event_url: [request.statusCallbackUrl],
+      event_method: 'POST',
+    };
+    if (request.timeoutSeconds !== undefined) {
+      const [min, max] = RINGING_TIMER_RANGE;
+      body.ringing_timer = Math.min(max, Math.max(min, Math.round(request.timeoutSeconds)));
+    }
+    const response = await this.#request<CreateCallResponse>(credentials, 'POST', '/v1/calls', body);
+    if (typeof response.body?.uuid !== 'string') {
+      throw new ProviderError(`${PROVIDER} answered a call request without a uuid`, {
+        provider: PROVIDER,
+        retryable: false,
+        status: response.status,
+      });
+    }
+    return {
+      callSid: response.body.uuid,
+      status: CALL_STATUSES[response.body.status ?? ''] ?? 'queued',
+    };
+  }
+
+  async hangUp(credentials: CarrierCredentials, callSid: string): Promise<void> {
+    await this.#request(credentials, 'PUT', `/v1/calls/${encodeURIComponent(callSid)}`, {
+      action: 'hangup',
+    });
+  }
+
+  async transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void> {
+    await this.#request(credentials, 'PUT', `/v1/calls/${encodeURIComponent(callSid)}`, {
+      action: 'transfer',
+      destination: {
+        type: 'ncco',
+        ncco: [{ action: 'connect', endpoint: [{ type: 'phone', number: wireNumber(to) }] }],
+      },
+    });
+  }
+
+  async sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage> {
+    const image = request.mediaUrls[0];
+    // MMS carries one image per message: the first media URL is sent, with the text as its caption.
+    const body: Record<string, unknown> =
+      image === undefined
+        ? { message_type: 'text', channel: 'sms', text: request.body }
+        : {
+            message_type: 'image',
+            channel: 'mms',
+            image: request.body === '' ? { url: image } : { url: image, caption: request.body },
+          };
+    body.to = wireNumber(request.to);
+    body.from = wireNumber(request.from);
+    // Per-message override of the application's status webhook.
+    body.webhook_url = request.statusCallbackUrl;
+    const response = await this.#request<SendMessageResponse>(credentials, 'POST', '/v1/messages', body);
+    if (typeof response.body?.message_uuid !== 'string') {
+      throw new ProviderError(`${PROVIDER} answered a message request without a message_uuid`, {
+        provider: PROVIDER,
+        retryable: false,
+        status: response.status,
+      });
+    }
+    return {
+      messageId: response.body.message_uuid,
+      status: 'queued',
+      segments: image === undefined ? smsSegments(request.body) : 1,
+    };
+  }
+
+  /**
+   * Lists one call (`GET /v1/calls?page_size=1`): the cheapest request that accepts an application
+   * JWT and proves both the application id and its private key. The Application API
+   * (`GET /v2/applications/{id}`) would name the application but authenticates with the account's
+   * API key and secret (Basic), which carrier_c credentials do not hold.
+   */
+  async validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck> {
+    let token: string;
+    try {
+      token = await this.#token(credentials);
+    } catch (error) {
+      if (error instanceof ProviderError && !error.retryable) return { valid: false, detail: error.message };
+      throw error;
+    }
+    try {
+      await providerRequest({
+        provider: PROVIDER,
+        method: 'GET',
+        url: `${this.#baseUrl}/v1/calls?page_size=1`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+    } catch (error) {
+      if (error instanceof ProviderError && (error.status === 401 || error.status === 403)) {
+        return {
+          valid: false,
+          detail: `${PROVIDER} refused the application id or private key (${error.status})`,
+        };
+      }
+      throw error;
+    }
+    return {
+      valid: true,
+      detail: `${PROVIDER} accepted the application credentials`,
+      account: credentials.application_id,
+    };
+  }
+
+  identifyWebhook(webhook: IncomingWebhook): WebhookOwner {
+    const fields = webhookFields(webhook);
+    const owner: WebhookOwner = {};
+    const accountId = unverifiedApplicationId(webhook);
+    if (accountId) owner.accountId = accountId;
+    const messageId = text(fields.message_uuid);
+    const callSid = text(fields.uuid);
+    if (messageId) {
+      owner.messageId = messageId;
+      // A status callback reports our outbound message (we are `from`); an inbound one is sent `to` us.
+      const ours = text(fields.status) ? fields.from : fields.to;
+      if (text(ours)) owner.ourNumber = e164(text(ours)!);
+    } else if (callSid) {
+      owner.callSid = callSid;
+      const ours = fields.direction === 'outbound' ? fields.from : fields.to;
+      if (text(ours)) owner.ourNumber = e164(text(ours)!);
+    }
+    return owner;
+  }
+
+  /**
+   * Checks the HS256 JWT in `Authorization` with the account's signature secret, that its
+   * `payload_hash` is the SHA-256 of this body, that it was issued within the last five minutes and,
+   * when it names an application, that it is ours. Without a signature secret nothing verifies.
+   * (The interface is synchronous and jose verifies only asynchronously, so the HMAC is checked with
+   * node:crypto here; jose signs our request tokens.)
+   */
+  verifyWebhook(credentials: CarrierCredentials, webhook: IncomingWebhook): boolean {
+    const secret = credentials.signature_secret;
+    const token = bearer(webhook);
+    if (!secret || !token) return false;
+    const claims = verifyHs256(token, secret);
+    if (!claims) return false;
+    return claimsAccepted(claims, credentials, webhook.rawBody);
+  }
+
+  parseWebhook(webhook: IncomingWebhook): CarrierEvent[] {
+    const fields = webhookFields(webhook);
+    const messageId = text(fields.message_uuid);
+    if (messageId) {
+      const status = text(fields.status);
+      if (status) {
+        const mapped = MESSAGE_STATUSES[status];
+        if (!mapped) return [];
+        const error = describeError(fields.error);
+        return [{ kind: 'message_status', messageId, status: mapped, ...(error ? { error } : {}) }];
+      }
+      return [
+        {
+          kind: 'inbound_message',
+          messageId,
+          from: e164(text(fields.from) ?? ''),
+          to: e164(text(fields.to) ?? ''),
+          body: text(fields.text) ?? mediaCaption(fields) ?? '',
+          mediaUrls: mediaUrls(fields),
+        },
+      ];
+    }
+    const callSid = text(fields.uuid);
+    if (!callSid) return [];
+    const status = text(fields.status);
+    if (status) {
+      const mapped = CALL_STATUSES[status];
+      if (!mapped) return [];
+      const event: CarrierEvent = { kind: 'call_status', callSid, status: mapped };
+      if (mapped === 'completed') {
+        const duration = Number.parseInt(String(fields.duration ?? ''), 10);
+        if (Number.isFinite(duration)) event.durationSeconds = duration;
+      }
+      const at = parseDate(fields.timestamp) ?? parseDate(fields.end_time);
+      if (at) event.at = at;
+      return [event];
+    }
+    // An answer request (what to do with a call that connected) carries from, to and uuid only. For
+    // outbound calls the platform knows the request by the answer URL it gave; here it reads as a call.
+    const from = text(fields.from);
+    const to = text(fields.to);
+    if (from && to && !NON_ANSWER_KEYS.some((key) => key in fields)) {
+      return [{ kind: 'inbound_call', callSid, from: e164(from), to: e164(to) }];
+    }
+    return [];
+  }
+
+  /** An NCCO that connects the call's audio to our media WebSocket. */
+  answerMarkup(streamUrl: string): { contentType: string; body: string } {
+    const ncco = [
+      {
+        action: 'connect',
+        endpoint: [{ type: 'websocket', uri: streamUrl, 'content-type': STREAM_CONTENT_TYPE }],
+      },
+    ];
+    return { contentType: 'application/json', body: JSON.stringify(ncco) };
+  }
+
+  async #request<T>(
+    credentials: CarrierCredentials,
+    method: 'GET' | 'POST' | 'PUT',
+    path: string,
+    body?: Record<string, unknown>,
+  ): Promise<{ status: number; body: T }> {
+    const token = await this.#token(credentials);
+    return providerRequest<T>({
+      provider: PROVIDER,
+      method,
+      url: `${this.#baseUrl}${path}`,
+      headers: { authorization: `Bearer ${token}` },
+      body,
+    });
+  }
+
+  /** A fresh RS256 JWT for one request. */
+  async #token(credentials: CarrierCredentials): Promise<string> {
+    const applicationId = credentials.application_id;
+    if (!applicationId || !credentials.private_key) {
+      throw new ProviderError(`${PROVIDER} credentials need an application_id and a private_key`, {
+        provider: PROVIDER,
+        retryable: false,
+      });
+    }
+    const key = privateKey(credentials.private_key);
+    return new SignJWT({ application_id: applicationId })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .setIssuedAt()
+      .setExpirationTime(`${REQUEST_TOKEN_SECONDS}s`)
+      .setJti(randomUUID())
+      .sign(key);
+  }
+}
+
+/** The RSA private key of a PEM (PKCS#8 or PKCS#1); a pasted key's literal `\n` are line breaks. */
+function privateKey(pem: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem);
+  } catch (error) {
+    throw new ProviderError(`${PROVIDER} private_key is not a readable PEM private key`, {
+      provider: PROVIDER,
+      retryable: false,
+      cause: error,
+    });
+  }
+  if (key.asymmetricKeyType !== 'rsa') {
+    throw new ProviderError(`${PROVIDER} private_key must be an RSA key (got ${key.asymmetricKeyType})`, {
+      provider: PROVIDER,
+      retryable: false,
+    });
+  }
+  return key;
+}
+
+/** Verifies a compact HS256 JWS synchronously; its claims, or undefined when it is not valid. */
+function verifyHs256(token: string, secret: string): Record<string, unknown> | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3) return undefined;
+  const [header, payload, signature] = parts as [string, string, string];
+  let protectedHeader: unknown;
+  let claims: unknown;
+  try {
+    protectedHeader = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(protectedHeader) || protectedHeader.alg !== 'HS256' || protectedHeader.crit !== undefined) {
+    return undefined;
+  }
+  if (!isRecord(claims)) return undefined;
+  const expected = createHmac('sha256', secret).update(`${header}.${payload}`, 'utf8').digest('base64url');
+  if (!safeEqual(expected, signature)) return undefined;
+  return claims;
+}
+
+/** The claims checks shared by both verifiers: freshness, payload hash, application. */
+function claimsAccepted(
+  claims: Record<string, unknown>,
+  credentials: CarrierCredentials,
+  rawBody: string,
+): boolean {
+  const now = Math.floor(Date.now() / 1000);
+  const iat = claims.iat;
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) return false;
+  if (now - iat > WEBHOOK_MAX_AGE_SECONDS || iat - now > WEBHOOK_CLOCK_SKEW_SECONDS) return false;
+  if (typeof claims.exp === 'number' && claims.exp <= now) return false;
+  if (typeof claims.nbf === 'number' && claims.nbf > now) return false;
+  if (typeof claims.payload_hash !== 'string') return false;
+  if (!safeEqual(claims.payload_hash.toLowerCase(), sha256Hex(rawBody))) return false;
+  const application = claims.application_id;
+  if (application !== undefined && application !== credentials.application_id) return false;
+  return true;
+}
+
+function bearer(webhook: IncomingWebhook): string | undefined {
+  const value = header(webhook, 'authorization');
+  const match = value ? /^Bearer\s+(\S+)\s*$/i.exec(value) : null;
+  return match?.[1];
+}
+
+function header(webhook: IncomingWebhook, name: string): string | undefined {
+  for (const [key, value] of Object.entries(webhook.headers)) {
+    if (key.toLowerCase() === name) return Array.isArray(value) ? value[0] : value;
+  }
+  return undefined;
+}
+
+/** The application a webhook's (not yet verified) token names. */
+function unverifiedApplicationId(webhook: IncomingWebhook): string | undefined {
+  const token = bearer(webhook);
+  if (!token) return undefined;
+  try {
+    const claims = decodeJwt(token);
+    return typeof claims.application_id === 'string' ? claims.application_id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A webhook's fields: its JSON body (we ask for POST everywhere, so nothing comes in the query). */
+function webhookFields(webhook: IncomingWebhook): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(webhook.rawBody);
+    return isRecord(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+function mediaUrls(fields: Record<string, unknown>): string[] {
+  const urls: string[] = [];
+  for (const kind of ['image', 'video', 'audio', 'file', 'vcard']) {
+    const media = fields[kind];
+    if (isRecord(media) && typeof media.url === 'string') urls.push(media.url);
+  }
+  return urls;
+}
+
+function mediaCaption(fields: Record<string, unknown>): string | undefined {
+  for (const kind of ['image', 'video', 'file']) {
+    const media = fields[kind];
+    if (isRecord(media) && typeof media.caption === 'string') return media.caption;
+  }
+  return undefined;
+}
+
+/** A status callback's error object ({type, title, detail}) in a few words. */
+function describeError(error: unknown): string | undefined {
+  if (!isRecord(error)) return undefined;
+  const title = text(error.title);
+  const detail = text(error.detail);
+  if (title && detail) return `${title}: ${detail}`;
+  return detail ?? title;
+}
+
+function parseDate(value: unknown): Date | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+function text(value: unknown): string | undefined {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (typeof value === 'number') return String(value);
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** E.164 as the carrier writes it: digits without `+`. */
+export function wireNumber(number: string): string {
+  return number.startsWith('+') ? number.slice(1) : number;
+}
+
+/** A number from the carrier in our E.164 form; alphanumeric sender ids stay as they are. */
+export function e164(number: string): string {
+  return /^\d{6,15}$/.test(number) ? `+${number}` : number;
+}
+
+const GSM_BASIC = new Set(
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
+);
+const GSM_EXTENDED = new Set('^{}\\[~]|€\f');
+
+/**
+ * How many SMS parts a text takes: GSM-7 (extension characters count two) fits 160 in one part and
+ * 153 per part when split; anything else is UCS-2, 70 in one part and 67 per part.
+ */
+export function smsSegments(body: string): number {
+  let septets = 0;
+  let gsm = true;
+  for (const char of body) {
+    if (GSM_BASIC.has(char)) septets += 1;
+    else if (GSM_EXTENDED.has(char)) septets += 2;
+    else {
+      gsm = false;
+      break;
+    }
+  }
+  if (gsm) return septets <= 160 ? 1 : Math.ceil(septets / 153);
+  const units = body.length;
+  return units <= 70 ? 1 : Math.ceil(units / 67);
+}

@@ -1,0 +1,123 @@
+/**
+ * The one small interface every carrier adapter implements. Services speak only this; each adapter
+ * speaks its carrier's wire protocol (REST calls out, signed webhooks in). Credentials are passed
+ * per call, because each organization (or assistant) brings its own account.
+ */
+
+import type { MessageStatus } from '../../db/schema/messaging.js';
+import type { CallStatus } from '../../db/schema/telephony.js';
+
+export type CarrierId = 'carrier_a' | 'carrier_b' | 'carrier_c';
+
+/** carrier_a {account_sid, auth_token}; carrier_b {api_key, connection_id, public_key?};
+ * carrier_c {application_id, private_key, signature_secret?}. */
+export type CarrierCredentials = Record<string, string>;
+
+export interface PlaceCallRequest {
+  from: string;
+  to: string;
+  /** Our id of the call, echoed back by carriers that carry client state, and put in our URLs. */
+  callId: number;
+  /** Where the carrier asks what to do when the call connects (carrier_a, carrier_c). */
+  answerUrl: string;
+  /** Where the carrier posts status changes. */
+  statusCallbackUrl: string;
+  /** The media-stream WebSocket URL (with its single-call token) for carriers that stream on dial. */
+  streamUrl: string;
+  /** Seconds to ring before giving up. */
+  timeoutSeconds?: number;
+}
+
+export interface SendMessageRequest {
+  from: string;
+  to: string;
+  body: string;
+  mediaUrls: string[];
+  /** Where the carrier posts delivery receipts. */
+  statusCallbackUrl: string;
+  /** carrier_a: send through a messaging service instead of the bare number. */
+  messagingServiceSid?: string | null;
+}
+
+export interface PlacedCall {
+  callSid: string;
+  status: CallStatus;
+}
+
+export interface SentMessage {
+  messageId: string;
+  status: MessageStatus;
+  segments: number;
+}
+
+/** A webhook as it reached us: the full public URL the carrier called, headers, and the raw body. */
+export interface IncomingWebhook {
+  url: string;
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: string;
+}
+
+/** What a webhook says, in our words. */
+export type CarrierEvent =
+  | {
+      kind: 'call_status';
+      callSid: string;
+      status: CallStatus;
+      /** Seconds the call was connected, on final statuses. */
+      durationSeconds?: number;
+      /** Our call id when the carrier echoes client state. */
+      callId?: number;
+      at?: Date;
+    }
+  | { kind: 'inbound_call'; callSid: string; from: string; to: string }
+  | { kind: 'message_status'; messageId: string; status: MessageStatus; error?: string }
+  | {
+      kind: 'inbound_message';
+      messageId: string;
+      from: string;
+      to: string;
+      body: string;
+      mediaUrls: string[];
+    };
+
+/**
+ * What identifies the account a webhook belongs to before it is verified: the carrier's account id
+ * where it sends one, and the numbers or ids to find our record by.
+ */
+export interface WebhookOwner {
+  accountId?: string;
+  callSid?: string;
+  messageId?: string;
+  /** Our number in the event (the `To` of an inbound message or call, the `From` of an outbound one). */
+  ourNumber?: string;
+}
+
+export interface CredentialCheck {
+  valid: boolean;
+  detail: string;
+  /** The account's name or id as the carrier reports it. */
+  account?: string;
+}
+
+export interface CarrierAdapter {
+  readonly id: CarrierId;
+  placeCall(credentials: CarrierCredentials, request: PlaceCallRequest): Promise<PlacedCall>;
+  hangUp(credentials: CarrierCredentials, callSid: string): Promise<void>;
+  /** Moves a live call to another number. */
+  transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void>;
+  sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage>;
+  /** Asks the carrier whether the credentials work; never throws for a refusal (valid: false). */
+  validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck>;
+  /** Reads who a webhook is about, without trusting it yet. */
+  identifyWebhook(webhook: IncomingWebhook): WebhookOwner;
+  /** True only when the webhook carries a valid signature made with these credentials. */
+  verifyWebhook(credentials: CarrierCredentials, webhook: IncomingWebhook): boolean;
+  /** The events a verified webhook reports. */
+  parseWebhook(webhook: IncomingWebhook): CarrierEvent[];
+  /**
+   * What to answer the carrier's "the call connected, what now?" request with: markup that connects
+   * the call's audio to `streamUrl`. Carriers that stream from the dial request (carrier_b) have none.
+   */
+  answerMarkup?(streamUrl: string): { contentType: string; body: string };
+}

@@ -1,0 +1,270 @@
+/**
+ * A local carrier_a: the parts of the REST API the adapter uses (calls, messages, account lookup,
+ * with HTTP Basic auth and the carrier's error bodies), and the signed callbacks a real account
+ * sends afterwards. A placed call fetches its instructions from the answer URL, then reports
+ * initiated → ringing → in-progress → completed (or busy / no-answer / failed / canceled) to the
+ * status callback; a message reports sent, then its delivery receipt. Every callback carries
+ * `X-Twilio-Signature` made with the account's auth token.
+ */
+
+import { smsSegments } from '../lib/sms-segments.js';
+import { carrierASignature } from '../providers/carriers/carrier-a.js';
+import { CarrierSimulatorBase, type RecordedRequest, type Route, type SimResponse } from './carrier-sim.js';
+
+type Form = Record<string, string | string[]>;
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+function field(form: Form, name: string): string | undefined {
+  const value = form[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function list(form: Form, name: string): string[] {
+  const value = form[name];
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+function error(status: number, code: number, message: string): SimResponse {
+  return {
+    status,
+    body: { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
+  };
+}
+
+export class CarrierASimulator extends CarrierSimulatorBase {
+  /** Accounts it accepts: account SID → auth token. */
+  readonly accounts = new Map<string, string>();
+
+  addAccount(credentials: { account_sid: string; auth_token: string }): void {
+    this.accounts.set(credentials.account_sid, credentials.auth_token);
+  }
+
+  protected unauthorized(): SimResponse {
+    return error(401, 20003, 'Authenticate');
+  }
+
+  protected routes(): Route[] {
+    const account = '/2010-04-01/Accounts/(?<sid>[^/.]+)';
+    return [
+      {
+        method: 'GET',
+        pattern: new RegExp(`^${account}\\.json$`),
+        handle: (r, p) => this.#account(r, p.sid!),
+      },
+      {
+        method: 'POST',
+        pattern: new RegExp(`^${account}/Calls\\.json$`),
+        handle: (r, p) => this.#createCall(r, p.sid!),
+      },
+      {
+        method: 'POST',
+        pattern: new RegExp(`^${account}/Calls/(?<call>[^/.]+)\\.json$`),
+        handle: (r, p) => this.#updateCall(r, p.sid!, p.call!),
+      },
+      {
+        method: 'POST',
+        pattern: new RegExp(`^${account}/Messages\\.json$`),
+        handle: (r, p) => this.#createMessage(r, p.sid!),
+      },
+    ];
+  }
+
+  /**
+   * Posts an inbound message to `webhookUrl` as the carrier does when someone texts `to`.
+   * Answers what the platform answered.
+   */
+  async sendInboundMessage(options: {
+    webhookUrl: string;
+    accountSid: string;
+    from: string;
+    to: string;
+    body: string;
+    mediaUrls?: string[];
+  }) {
+    const media = options.mediaUrls ?? [];
+    const params: Record<string, string> = {
+      MessageSid: this.nextId('SM'),
+      SmsSid: '',
+      AccountSid: options.accountSid,
+      From: options.from,
+      To: options.to,
+      Body: options.body,
+      NumMedia: String(media.length),
+      SmsStatus: 'received',
+    };
+    params.SmsSid = params.MessageSid!;
+    media.forEach((url, i) => {
+      params[`MediaUrl${i}`] = url;
+    });
+    return this.#signedPost(options.webhookUrl, options.accountSid, params);
+  }
+
+  /** Rings our number as an inbound caller would: asks `voiceUrl` what to do and records the answer. */
+  async placeInboundCall(options: { voiceUrl: string; accountSid: string; from: string; to: string }) {
+    const sid = this.nextId('CA');
+    const answer = await this.#signedPost(options.voiceUrl, options.accountSid, {
+      CallSid: sid,
+      AccountSid: options.accountSid,
+      From: options.from,
+      To: options.to,
+      CallStatus: 'ringing',
+      Direction: 'inbound',
+    });
+    this.calls.set(sid, {
+      sid,
+      from: options.from,
+      to: options.to,
+      outcome: { status: 'completed', durationSeconds: 0 },
+      request: { Direction: 'inbound' },
+      answer,
+      hungUp: false,
+    });
+    return { callSid: sid, answer };
+  }
+
+  #authorized(request: RecordedRequest, sid: string): boolean {
+    const header = request.headers.authorization ?? '';
+    if (!header.startsWith('Basic ')) return false;
+    const [user, ...rest] = Buffer.from(header.slice(6), 'base64').toString('utf8').split(':');
+    const token = this.accounts.get(sid);
+    return user === sid && token !== undefined && rest.join(':') === token;
+  }
+
+  #account(request: RecordedRequest, sid: string): SimResponse {
+    if (!this.#authorized(request, sid)) return this.unauthorized();
+    return {
+      status: 200,
+      body: { sid, friendly_name: `Simulated account ${sid}`, status: 'active', type: 'Full' },
+    };
+  }
+
+  #createCall(request: RecordedRequest, sid: string): SimResponse {
+    if (!this.#authorized(request, sid)) return this.unauthorized();
+    const form = request.body as Form;
+    const to = field(form, 'To');
+    const from = field(form, 'From');
+    const url = field(form, 'Url');
+    if (!to) return error(400, 21201, "No 'To' number is specified");
+    if (!from) return error(400, 21213, "No 'From' number is specified");
+    if (!url && !field(form, 'Twiml')) return error(400, 21205, 'Url parameter is required');
+    if (!E164.test(to)) return error(400, 21211, `Invalid 'To' Phone Number: ${to}`);
+    const callSid = this.nextId('CA');
+    const outcome = this.callOutcome(to);
+    this.calls.set(callSid, { sid: callSid, from, to, outcome, request: { ...form }, hungUp: false });
+    this.background(() => this.#runCall(sid, callSid, form));
+    return { status: 201, body: this.#callResource(sid, callSid, from, to, 'queued') };
+  }
+
+  #updateCall(request: RecordedRequest, sid: string, callSid: string): SimResponse {
+    if (!this.#authorized(request, sid)) return this.unauthorized();
+    const call = this.calls.get(callSid);
+    if (!call) return error(404, 20404, `The requested resource /Calls/${callSid}.json was not found`);
+    const form = request.body as Form;
+    const twiml = field(form, 'Twiml');
+    if (field(form, 'Status') === 'completed' || field(form, 'Status') === 'canceled') call.hungUp = true;
+    else if (twiml) call.transferredTo = /<Dial>([^<]+)<\/Dial>/.exec(twiml)?.[1];
+    else return error(400, 21218, 'Invalid update: give Status or Twiml');
+    return {
+      status: 200,
+      body: this.#callResource(sid, callSid, call.from, call.to, call.hungUp ? 'completed' : 'in-progress'),
+    };
+  }
+
+  #createMessage(request: RecordedRequest, sid: string): SimResponse {
+    if (!this.#authorized(request, sid)) return this.unauthorized();
+    const form = request.body as Form;
+    const to = field(form, 'To');
+    const from = field(form, 'From') ?? field(form, 'MessagingServiceSid');
+    const body = field(form, 'Body') ?? '';
+    const mediaUrls = list(form, 'MediaUrl');
+    if (!to) return error(400, 21604, "A 'To' phone number is required");
+    if (!from) return error(400, 21603, "A 'From' phone number or MessagingServiceSid is required");
+    if (!E164.test(to)) return error(400, 21211, `Invalid 'To' Phone Number: ${to}`);
+    if (body === '' && mediaUrls.length === 0) return error(400, 21602, 'Message body is required');
+    if (body.length > 1600)
+      return error(400, 21617, 'The concatenated message body exceeds the 1600 character limit');
+    const id = this.nextId(mediaUrls.length > 0 ? 'MM' : 'SM');
+    const outcome = this.messageOutcome(to);
+    this.messages.push({ id, from, to, body, mediaUrls, outcome, at: Date.now() });
+    const callback = field(form, 'StatusCallback');
+    if (callback) {
+      this.background(async () => {
+        const base = { MessageSid: id, SmsSid: id, AccountSid: sid, From: from, To: to };
+        await this.#signedPost(callback, sid, { ...base, MessageStatus: 'sent', SmsStatus: 'sent' });
+        const code: Record<string, string> =
+          outcome === 'undelivered'
+            ? { ErrorCode: '30003' }
+            : outcome === 'failed'
+              ? { ErrorCode: '30008' }
+              : {};
+        await this.#signedPost(callback, sid, {
+          ...base,
+          MessageStatus: outcome,
+          SmsStatus: outcome,
+          ...code,
+        });
+      });
+    }
+    return {
+      status: 201,
+      body: {
+        sid: id,
+        account_sid: sid,
+        from,
+        to,
+        body,
+        status: 'queued',
+        num_segments: String(smsSegments(body)),
+        num_media: String(mediaUrls.length),
+        direction: 'outbound-api',
+      },
+    };
+  }
+
+  /** What a real account does after accepting a call, in order. */
+  async #runCall(sid: string, callSid: string, form: Form): Promise<void> {
+    const call = this.calls.get(callSid)!;
+    const callback = field(form, 'StatusCallback');
+    const base = {
+      CallSid: callSid,
+      AccountSid: sid,
+      From: call.from,
+      To: call.to,
+      Direction: 'outbound-api',
+    };
+    const report = async (status: string, extra: Record<string, string> = {}) => {
+      if (callback)
+        await this.#signedPost(callback, sid, {
+          ...base,
+          CallStatus: status,
+          Timestamp: new Date().toUTCString(),
+          ...extra,
+        });
+    };
+    await report('initiated');
+    if (call.outcome.status === 'failed') return report('failed', { CallDuration: '0' });
+    await report('ringing');
+    if (call.outcome.status !== 'completed') return report(call.outcome.status, { CallDuration: '0' });
+    const answerUrl = field(form, 'Url');
+    if (answerUrl)
+      call.answer = await this.#signedPost(answerUrl, sid, { ...base, CallStatus: 'in-progress' });
+    await report('in-progress');
+    await report('completed', {
+      CallDuration: String(call.outcome.durationSeconds),
+      Duration: String(Math.ceil(call.outcome.durationSeconds / 60)),
+    });
+  }
+
+  #signedPost(url: string, accountSid: string, params: Record<string, string>) {
+    const token = this.accounts.get(accountSid) ?? '';
+    return this.post(url, new URLSearchParams(params).toString(), {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': carrierASignature(token, url, params),
+    });
+  }
+
+  #callResource(sid: string, callSid: string, from: string, to: string, status: string) {
+    return { sid: callSid, account_sid: sid, from, to, status, direction: 'outbound-api' };
+  }
+}
