@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,11 +35,21 @@ async function adminQuery(adminUrl: string, text: string): Promise<void> {
   }
 }
 
+/** A free loopback port (taken by a throwaway server, then released for the platform). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
 /**
  * The platform on a fresh in-memory PGlite, or in a database of its own created on the server of
- * BENCH_DATABASE_URL (and dropped at close), listening on a free port.
+ * BENCH_DATABASE_URL (and dropped at close), listening on a free port that PUBLIC_URL names (so
+ * simulators can post webhooks to it). `env` adds settings (simulator base URLs…).
  */
-export async function startBenchPlatform(): Promise<BenchPlatform> {
+export async function startBenchPlatform(env: Record<string, string> = {}): Promise<BenchPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-'));
   const adminUrl = process.env.BENCH_DATABASE_URL;
   const databaseName = `switchboard_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
@@ -49,12 +60,15 @@ export async function startBenchPlatform(): Promise<BenchPlatform> {
     own.pathname = `/${databaseName}`;
     url = own.toString();
   }
+  const port = await freePort();
   const config = loadConfig({
     DATA_DIR: dataDir,
     SECRET_KEY: SECRET,
     LOG_LEVEL: 'silent',
-    PORT: '0',
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
     ...(url ? { DATABASE_URL: url } : {}),
+    ...env,
   });
   const database = await openDatabase(url ? { kind: 'server', url, poolSize: 10 } : { kind: 'memory' });
   await runMigrations(database);
@@ -64,7 +78,7 @@ export async function startBenchPlatform(): Promise<BenchPlatform> {
     database,
     logger: pino({ level: 'silent' }),
   });
-  const address = await platform.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = await platform.app.listen({ host: '127.0.0.1', port });
   await platform.startWorkers();
   return {
     platform,

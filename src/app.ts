@@ -14,13 +14,18 @@ import type { Database } from './db/client.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
 import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
+import { callRoutes } from './domains/calls/routes.js';
+import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
 import { identityRoutes } from './domains/identity/routes.js';
 import { llmPresetRoutes } from './domains/llm-presets/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
 import { phoneNumberRoutes } from './domains/phone-numbers/routes.js';
+import { smsRoutes } from './domains/sms/routes.js';
+import { smsComplianceRoutes } from './domains/sms-compliance/routes.js';
 import { systemRoutes } from './domains/system/routes.js';
 import { userRoutes } from './domains/users/routes.js';
+import { webhookRoutes } from './domains/webhooks/routes.js';
 import type { Access } from './http/access.js';
 import { type Authenticator, CSRF_HEADER, installAuthentication, SESSION_COOKIE } from './http/auth.js';
 import { answerFrameworkError, installErrorHandling } from './http/errors.js';
@@ -122,6 +127,14 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   fallbackKeyRoutes(app, deps.services.fallbackKeys);
   assistantRoutes(app, deps.services.assistants);
   phoneNumberRoutes(app, deps.services.phoneNumbers);
+  callRoutes(app, deps.services.calls);
+  smsRoutes(app, deps.services.sms);
+  await carrierWebhookRoutes(app, {
+    webhooks: deps.services.carrierWebhooks,
+    publicUrl: deps.config.publicUrl,
+  });
+  smsComplianceRoutes(app, deps.services.smsCompliance);
+  webhookRoutes(app, deps.services.webhooks);
 
   return app;
 }

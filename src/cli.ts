@@ -14,6 +14,8 @@ import { BillingService } from './domains/billing/service.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { normalizeEmail } from './domains/identity/service.js';
 import { findUserByEmail, markEmailVerified, setRole } from './domains/identity/store.js';
+import { SmsComplianceService } from './domains/sms-compliance/service.js';
+import { AppError } from './http/errors.js';
 import { resolveSecretKey } from './lib/secret-key.js';
 import { createPlatform } from './platform.js';
 
@@ -26,6 +28,9 @@ Commands:
                                            Give a user the admin role (in every organization they
                                            belong to, or only in organization ID)
   billing grant ORG_ID AMOUNT              Credit an organization's wallet (recorded in its ledger)
+  compliance set PHONE_NUMBER_ID STATUS [REASON]
+                                           Set a number's SMS compliance status: approved, pending,
+                                           or rejected (REASON required, only with rejected)
   openapi                                  Print the OpenAPI document of the API
 `;
 
@@ -51,6 +56,10 @@ export function checkCommand(args: string[]): void {
     parseGrant(args);
     return;
   }
+  if (command === 'compliance' && sub === 'set') {
+    parseComplianceSet(args);
+    return;
+  }
   throw new UsageError(command ? `Unknown command: ${args.join(' ')}` : 'No command given');
 }
 
@@ -64,6 +73,26 @@ function parseGrant(args: string[]): { organizationId: number; amount: number } 
     throw new UsageError('billing grant needs a positive AMOUNT of at most 10 digits and 4 decimals');
   }
   return { organizationId, amount };
+}
+
+const COMPLIANCE_STATUSES = ['approved', 'pending', 'rejected'] as const;
+
+function parseComplianceSet(args: string[]): {
+  phoneNumberId: number;
+  status: (typeof COMPLIANCE_STATUSES)[number];
+  reason: string | undefined;
+} {
+  const [, , idText, status, ...words] = args;
+  const phoneNumberId = /^[1-9]\d{0,9}$/.test(idText ?? '') ? Number(idText) : Number.NaN;
+  if (!(phoneNumberId <= 2_147_483_647))
+    throw new UsageError('compliance set needs a numeric PHONE_NUMBER_ID');
+  const known = COMPLIANCE_STATUSES.find((s) => s === status);
+  if (!known) throw new UsageError(`compliance set needs a STATUS: ${COMPLIANCE_STATUSES.join(', ')}`);
+  // An unquoted reason arrives as several words.
+  const reason = words.join(' ').trim() || undefined;
+  if (known === 'rejected' && !reason) throw new UsageError('compliance set … rejected needs a REASON');
+  if (known !== 'rejected' && reason) throw new UsageError('A REASON is only given with rejected');
+  return { phoneNumberId, status: known, reason };
 }
 
 /** Runs one command against `database` (already open and migrated). Returns the exit code. */
@@ -123,6 +152,21 @@ export async function runCommand(args: string[], database: Database, io: CliIo):
     }
     io.out(`Granted ${amount} to organization ${organizationId}; balance ${entry.balanceAfter}\n`);
     return 0;
+  }
+  if (command === 'compliance') {
+    const { phoneNumberId, status, reason } = parseComplianceSet(args);
+    const compliance = new SmsComplianceService({ db: database.db });
+    try {
+      const result = await compliance.setStatusAsOperator(phoneNumberId, { status, rejectionReason: reason });
+      io.out(
+        `SMS compliance of phone number ${phoneNumberId} (organization ${result.organizationId}) is now ${status}\n`,
+      );
+      return 0;
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      io.err(`${error.detail}\n`);
+      return 1;
+    }
   }
   throw new UsageError(`${command} needs no database`);
 }

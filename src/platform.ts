@@ -12,6 +12,8 @@ import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
+import { CallService } from './domains/calls/service.js';
+import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
 import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
@@ -21,11 +23,16 @@ import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
 import { PhoneNumberService } from './domains/phone-numbers/service.js';
 import { ConfigResolver } from './domains/runtime/resolve-config.js';
+import { SmsService } from './domains/sms/service.js';
+import { SmsComplianceService } from './domains/sms-compliance/service.js';
 import { UserService } from './domains/users/service.js';
+import { WebhookService } from './domains/webhooks/service.js';
 import { createMetrics } from './http/metrics.js';
 import type { App } from './http/types.js';
 import { Mailer } from './lib/mail.js';
+import { MediaTokens } from './lib/media-token.js';
 import { SecretBox } from './lib/secrets.js';
+import { createCarriers } from './providers/carriers/index.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 
@@ -49,7 +56,12 @@ export interface Services {
   fallbackKeys: FallbackKeyService;
   assistants: AssistantService;
   phoneNumbers: PhoneNumberService;
+  smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
+  calls: CallService;
+  sms: SmsService;
+  carrierWebhooks: CarrierWebhookService;
+  webhooks: WebhookService;
 }
 
 export interface Platform {
@@ -84,11 +96,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   apiKeyUsage.start();
   const authenticator = new IdentityAuthenticator(database.db, tokens, apiKeyUsage, changes);
   const billing = new BillingService({ db: database.db });
+  const carriers = createCarriers(config.providers);
   const organizations = new OrganizationService({
     db: database.db,
     secrets,
     billing,
     trialCredits: config.trialCredits,
+    carriers,
   });
   const identity = new IdentityService({
     db: database.db,
@@ -98,6 +112,35 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     changes,
     organizations,
     config: { publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds, login: config.login },
+  });
+  const webhooks = new WebhookService({
+    db: database.db,
+    queue,
+    secrets,
+    log: logger,
+    allowPrivateTargets: config.allowPrivateTargets,
+  });
+  const configResolver = new ConfigResolver({ db: database.db, secrets });
+  const calls = new CallService({
+    db: database.db,
+    carriers,
+    resolver: configResolver,
+    billing,
+    mediaTokens: new MediaTokens(options.secretKey),
+    queue,
+    webhooks,
+    publicUrl: config.publicUrl,
+    pricePerMinute: config.prices.callPerMinute,
+  });
+  const sms = new SmsService({
+    db: database.db,
+    queue,
+    carriers,
+    resolver: configResolver,
+    billing,
+    webhooks,
+    publicUrl: config.publicUrl,
+    pricePerSegment: config.prices.smsSegment,
   });
   const services = {
     identity,
@@ -116,7 +159,18 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
     assistants: new AssistantService({ db: database.db, secrets }),
     phoneNumbers: new PhoneNumberService({ db: database.db }),
-    configResolver: new ConfigResolver({ db: database.db, secrets }),
+    smsCompliance: new SmsComplianceService({ db: database.db }),
+    configResolver,
+    calls,
+    sms,
+    carrierWebhooks: new CarrierWebhookService({
+      db: database.db,
+      carriers,
+      resolver: configResolver,
+      calls,
+      sms,
+    }),
+    webhooks,
   };
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
@@ -133,7 +187,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     services,
     apiKeyUsage,
     authenticator,
-    startWorkers: () => registerWorkers(queue, { mailer }),
+    startWorkers: () => registerWorkers(queue, { mailer, webhooks, sms }),
     stop() {
       stopping ??= (async () => {
         await app.close();

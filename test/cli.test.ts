@@ -104,6 +104,99 @@ describe('commands on the database', () => {
   });
 });
 
+describe('compliance set PHONE_NUMBER_ID STATUS [REASON]', () => {
+  async function submittedNumber(phoneNumber: string) {
+    const user = await factories.user();
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers',
+      headers: user.headers,
+      payload: { phone_number: phoneNumber, provider: 'carrier_a' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id: number = created.json().id;
+    const submitted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/sms-compliance/submit',
+      headers: user.headers,
+      payload: {
+        phone_number_id: id,
+        use_case: 'customer_support',
+        business_name: 'Acme',
+        business_description: 'Support replies',
+        sample_messages: ['Your ticket #12 was answered.'],
+      },
+    });
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    const status = async () =>
+      (
+        await t.app.inject({ method: 'GET', url: `/v1/sms-compliance/status/${id}`, headers: user.headers })
+      ).json();
+    return { user, id, status };
+  }
+
+  it("sets any status of any organization's submitted number, without a reviewer; rejected takes the rest as REASON", async () => {
+    const { user, id, status } = await submittedNumber('+14155557001');
+    const io = captureIo();
+    expect(await runCommand(['compliance', 'set', String(id), 'approved'], t.database, io)).toBe(0);
+    expect(io.stdout).toContain(`phone number ${id} (organization ${user.organizationId}) is now approved`);
+    expect(await status()).toMatchObject({ status: 'approved', can_send_outbound: true });
+    const { rows } = await t.database.executeSql(
+      'select reviewed_by_user_id, approved_at from sms_compliance where phone_number_id = $1',
+      [id],
+    );
+    expect(rows[0]?.reviewed_by_user_id).toBeNull();
+    expect(rows[0]?.approved_at).not.toBeNull();
+
+    expect(
+      await runCommand(
+        ['compliance', 'set', String(id), 'rejected', 'No', 'opt-out', 'text'],
+        t.database,
+        io,
+      ),
+    ).toBe(0);
+    expect(await status()).toMatchObject({
+      status: 'rejected',
+      rejection_reason: 'No opt-out text',
+      approved_at: null,
+    });
+    expect(await runCommand(['compliance', 'set', String(id), 'pending'], t.database, io)).toBe(0);
+    expect(await status()).toMatchObject({ status: 'pending', rejection_reason: null });
+  });
+
+  it('answers 1 for an unknown number or one never submitted, and usage errors for bad arguments', async () => {
+    const io = captureIo();
+    expect(await runCommand(['compliance', 'set', '2147483647', 'approved'], t.database, io)).toBe(1);
+    expect(io.stderr).toMatch(/Phone number not found/);
+    const user = await factories.user();
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers',
+      headers: user.headers,
+      payload: { phone_number: '+14155557002', provider: 'carrier_b' },
+    });
+    const id = String(created.json().id);
+    expect(await runCommand(['compliance', 'set', id, 'approved'], t.database, io)).toBe(1);
+    expect(io.stderr).toMatch(/has no SMS compliance submission/);
+
+    for (const args of [
+      ['compliance', 'set'],
+      ['compliance', 'set', id],
+      ['compliance', 'set', id, 'approve'],
+      ['compliance', 'set', id, 'not_submitted'],
+      ['compliance', 'set', id, 'rejected'],
+      ['compliance', 'set', id, 'rejected', '  '],
+      ['compliance', 'set', id, 'approved', 'because'],
+      ['compliance', 'set', '0', 'approved'],
+      ['compliance', 'set', 'abc', 'approved'],
+      ['compliance', 'set', '2147483648', 'approved'],
+      ['compliance', 'get', id],
+    ]) {
+      await expect(runCommand(args, t.database, io), args.join(' ')).rejects.toBeInstanceOf(UsageError);
+    }
+  });
+});
+
 describe('the switchboard binary', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1431,3 +1431,193 @@ describe('isolation between organizations', () => {
     expect((await putOrg(visitor.headers, { name: 'Visitor home' })).statusCode).toBe(200);
   });
 });
+
+describe('GET /api/v1/organization/configuration-status with keys the assistants carry', () => {
+  const ASSISTANTS = '/api/v1/assistants';
+  type Usable = { provider: string; sources: string[] };
+  type Inactive = { provider: string; source: string; reason: string };
+  type Kind = { ready: boolean; usable: Usable[]; inactive: Inactive[] };
+
+  async function createAssistant(user: TestUser, payload: Json): Promise<number> {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: ASSISTANTS,
+      headers: user.headers,
+      payload: { name: `assistant ${randomBytes(4).toString('hex')}`, ...payload },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json().id;
+  }
+
+  /**
+   * An organization without keys of its own and two assistants carrying theirs: one through the flat
+   * fields (llm_a_api_key, stt_api_key, tts_a_api_key, carrier_a_account_sid/auth_token), one through
+   * the nested objects with tts_b instead of tts_a, so the two fall into different (llm, tts) groups.
+   */
+  async function organizationWithAssistantKeys() {
+    const admin = await f.user();
+    const secrets = {
+      llm1: secret('a-llm1'),
+      stt1: secret('a-stt1'),
+      tts1: secret('a-tts1'),
+      tok1: secret('a-tok1'),
+      llm2: secret('a-llm2'),
+      stt2: secret('a-stt2'),
+      tts2: secret('a-tts2'),
+      tok2: secret('a-tok2'),
+      carrierB: secret('a-cb'),
+    };
+    await createAssistant(admin, {
+      llm_a_api_key: secrets.llm1,
+      stt_api_key: secrets.stt1,
+      tts_a_api_key: secrets.tts1,
+      carrier_a_account_sid: 'AC-assistant-1',
+      carrier_a_auth_token: secrets.tok1,
+    });
+    await createAssistant(admin, {
+      llm_provider_config: { api_key: secrets.llm2, model: 'm' },
+      stt_settings: { api_key: secrets.stt2 },
+      tts_settings: { provider: 'tts_b', api_key: secrets.tts2 },
+      carrier_a_config: { account_sid: 'AC-assistant-2', auth_token: secrets.tok2 },
+      carrier_b_config: { api_key: secrets.carrierB, connection_id: 'conn-assistant' },
+    });
+    return { admin, secrets };
+  }
+
+  const providersOf = async (user: TestUser) => {
+    const response = await getStatus(user.headers);
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json() as {
+      ready: boolean;
+      missing: string[];
+      providers: Record<'llm' | 'stt' | 'tts' | 'telephony', Kind>;
+    };
+  };
+
+  it('an assistant without keys of its own adds nothing', async () => {
+    const admin = await f.user();
+    await createAssistant(admin, { llm_provider_config: null, tts_settings: { provider: 'tts_c' } });
+    const body = await providersOf(admin);
+    expect(body.ready).toBe(false);
+    expect(body.missing).toHaveLength(4);
+    for (const kind of ['llm', 'stt', 'telephony', 'tts'] as const)
+      expect(body.providers[kind], kind).toEqual({ ready: false, usable: [], inactive: [] });
+  });
+
+  it("makes llm, stt, tts and telephony usable with source 'assistant', listed once however many assistants", async () => {
+    const { admin } = await organizationWithAssistantKeys();
+    const body = await providersOf(admin);
+    expect(body.ready).toBe(true);
+    expect(body.missing).toEqual([]);
+    expect(body.providers.llm).toEqual({
+      ready: true,
+      usable: [{ provider: 'llm_a', sources: ['assistant'] }],
+      inactive: [],
+    });
+    expect(body.providers.stt).toEqual({
+      ready: true,
+      usable: [{ provider: 'stt_a', sources: ['assistant'] }],
+      inactive: [],
+    });
+    expect(body.providers.tts.ready).toBe(true);
+    expect(body.providers.tts.inactive).toEqual([]);
+    expect([...body.providers.tts.usable].sort((a, b) => a.provider.localeCompare(b.provider))).toEqual([
+      { provider: 'tts_a', sources: ['assistant'] },
+      { provider: 'tts_b', sources: ['assistant'] },
+    ]);
+    expect(body.providers.telephony.ready).toBe(true);
+    expect(body.providers.telephony.inactive).toEqual([]);
+    expect([...body.providers.telephony.usable].sort((a, b) => a.provider.localeCompare(b.provider))).toEqual(
+      [
+        { provider: 'carrier_a', sources: ['assistant'] },
+        { provider: 'carrier_b', sources: ['assistant'] },
+      ],
+    );
+
+    // The organization's own key for the same provider adds its source; 'assistant' stays once.
+    await putOrg(admin.headers, {
+      api_keys: { llm_a: { api_key: secret('org-llm') } },
+      carrier_a: { account_sid: 'AC-org', auth_token: secret('org-tok') },
+    });
+    await postFallback(admin.headers, 'llm_a', { name: 'spare', api_key: secret('fb'), enabled: true });
+    const after = await providersOf(admin);
+    expect(after.providers.llm.usable).toHaveLength(1);
+    expect([...(after.providers.llm.usable[0]?.sources ?? [])].sort()).toEqual([
+      'assistant',
+      'fallback',
+      'organization',
+    ]);
+    const carrierA = after.providers.telephony.usable.find((u) => u.provider === 'carrier_a');
+    expect([...(carrierA?.sources ?? [])].sort()).toEqual(['assistant', 'organization']);
+  });
+
+  it('a custom model at its own URL counts for llm without a key', async () => {
+    const admin = await f.user();
+    await createAssistant(admin, { llm_provider: 'custom', custom_llm_url: 'http://10.0.0.5:8080/v1' });
+    const body = await providersOf(admin);
+    expect(body.providers.llm).toEqual({
+      ready: true,
+      usable: [{ provider: 'custom', sources: ['assistant'] }],
+      inactive: [],
+    });
+  });
+
+  it("under HIPAA without a BAA the assistants' vendor keys are inactive (once per provider), carriers stay usable", async () => {
+    const { admin } = await organizationWithAssistantKeys();
+    await putOrg(admin.headers, { settings: { hipaa_enabled: true } });
+    const body = await providersOf(admin);
+    expect(body.ready).toBe(false);
+    expect(body.missing.map((m) => m.split(':')[0]).sort()).toEqual(['llm', 'stt', 'tts']);
+    const expected = [
+      ['llm', ['llm_a']],
+      ['stt', ['stt_a']],
+      ['tts', ['tts_a', 'tts_b']],
+    ] as const;
+    for (const [kind, providers] of expected) {
+      const part = body.providers[kind];
+      expect(part.ready, kind).toBe(false);
+      expect(part.usable, kind).toEqual([]);
+      expect(part.inactive.map((i) => i.provider).sort(), kind).toEqual(providers);
+      for (const inactive of part.inactive) {
+        expect(inactive.source).toBe('assistant');
+        expect(inactive.reason).toMatch(/hipaa/i);
+        expect(inactive.reason).toContain('baa_signed');
+      }
+    }
+    expect(body.providers.telephony.ready).toBe(true);
+    expect(body.providers.telephony.inactive).toEqual([]);
+    expect(body.providers.telephony.usable.map((u) => u.provider).sort()).toEqual(['carrier_a', 'carrier_b']);
+
+    // With the organization's own key too, each source is listed inactive once.
+    await putOrg(admin.headers, { api_keys: { llm_a: { api_key: secret('org-llm') } } });
+    const withOrg = await providersOf(admin);
+    expect(withOrg.providers.llm.inactive.map((i) => `${i.provider}/${i.source}`).sort()).toEqual([
+      'llm_a/assistant',
+      'llm_a/organization',
+    ]);
+
+    await putOrg(admin.headers, { settings: { baa_signed: true } });
+    const signed = await providersOf(admin);
+    expect(signed.ready).toBe(true);
+    expect(signed.missing).toEqual([]);
+    for (const kind of ['llm', 'stt', 'tts'] as const) {
+      expect(signed.providers[kind].inactive, kind).toEqual([]);
+      for (const usable of signed.providers[kind].usable) expect(usable.sources).toContain('assistant');
+    }
+  });
+
+  it("never shows an assistant's secret", async () => {
+    const { admin, secrets } = await organizationWithAssistantKeys();
+    for (const settings of [{}, { hipaa_enabled: true }]) {
+      if (Object.keys(settings).length > 0) await putOrg(admin.headers, { settings });
+      const response = await getStatus(admin.headers);
+      expect(response.statusCode).toBe(200);
+      for (const s of Object.values(secrets)) {
+        expect(response.body).not.toContain(s);
+        expect(response.body).not.toContain(s.slice(-8));
+      }
+      expect(response.body).not.toContain('AC-assistant');
+      expect(response.body).not.toContain('conn-assistant');
+    }
+  });
+});

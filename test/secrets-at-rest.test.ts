@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../src/lib/secrets.js';
+import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
 import {
   startTestPlatform,
@@ -104,7 +105,8 @@ async function expectCreated(response: LightMyRequestResponse) {
 }
 
 beforeAll(async () => {
-  t = await startTestPlatform();
+  await carrier.start();
+  t = await startTestPlatform({ CARRIER_A_BASE_URL: carrier.baseUrl });
   f = new Factories(t);
   admin = await f.user({ organizationName: 'Secret Keepers' });
   remember('admin password', admin.password, []);
@@ -275,6 +277,7 @@ afterAll(async () => {
     return !counts.created && !counts.retry && !counts.active;
   });
   await t.close();
+  await carrier.stop();
 });
 
 describe('the stored secrets', () => {
@@ -310,6 +313,8 @@ describe('the stored secrets', () => {
 const assistantIds: number[] = [];
 /** Phone numbers, one of them routed to the first assistant. */
 const phoneNumberIds: number[] = [];
+const messageIds: string[] = [];
+const carrier = new CarrierASimulator();
 beforeAll(async () => {
   const created = await t.app.inject({
     method: 'POST',
@@ -378,6 +383,27 @@ beforeAll(async () => {
     phoneNumberIds.push((await expectCreated(number)).id);
     expect(leaks(responseText(number))).toEqual([]);
   }
+
+  // A message sent through the assistant's own carrier_a credentials (its answers and GET name
+  // the provider, never the token).
+  carrier.addAccount({
+    account_sid: 'AC-visible',
+    auth_token: secrets.get('assistant.carrier_a_config.auth_token')!.value,
+  });
+  const sent = await t.app.inject({
+    method: 'POST',
+    url: '/sms/send',
+    headers: admin.headers,
+    payload: {
+      from_phone_number: '+14155552671',
+      to_phone_number: '+14155550123',
+      message: 'hello',
+      queue: false,
+    },
+  });
+  expect(sent.statusCode, sent.body).toBe(200);
+  expect(leaks(responseText(sent))).toEqual([]);
+  messageIds.push(sent.json().message_id);
 });
 
 describe('every GET operation of the OpenAPI document', () => {
@@ -400,6 +426,7 @@ describe('every GET operation of the OpenAPI document', () => {
       preset_id: [...presetKeys.keys()].map(String),
       assistant_id: assistantIds.map(String),
       phone_number_id: phoneNumberIds.map(String),
+      message_id: messageIds,
       token: [invitationToken],
     };
     const queryValues: Record<string, string> = { token: emailToken, page: '1', per_page: '50' };
@@ -456,6 +483,8 @@ describe('every GET operation of the OpenAPI document', () => {
       'GET /api/v1/users/invitation/{token}',
       'GET /api/v1/phone-numbers',
       'GET /api/v1/phone-numbers/{phone_number_id}',
+      'GET /sms/{message_id}',
+      'GET /sms/queue/stats',
       'GET /v1/billing/wallet',
       'GET /v1/billing/ledger',
     ]) {

@@ -31,7 +31,11 @@ export interface ValidationIssue {
 
 /** Raised by services for a rule the request schema cannot express; answered like schema failures. */
 export class ValidationFailed extends Error {
-  constructor(readonly issues: ValidationIssue[]) {
+  constructor(
+    readonly issues: ValidationIssue[],
+    /** A status of its own; otherwise the route's (422, or 400 where the API says so). */
+    readonly status?: 400 | 422,
+  ) {
     super('Validation failed');
     this.name = 'ValidationFailed';
   }
@@ -173,7 +177,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail });
     }
     if (error instanceof ValidationFailed) {
-      return reply.code(validationStatus).send({ detail: error.issues });
+      return reply.code(error.status ?? validationStatus).send({ detail: error.issues });
     }
     if ('validation' in error && error.validation) {
       const detail = toValidationIssues(error.validation as AjvIssue[], error.validationContext ?? 'body');

@@ -18,6 +18,8 @@ const SECRET_FIELDS = [
   'secret',
   'secret_key',
   'private_key',
+  'signature_secret',
+  'webhook_secret',
   'key',
 ];
 

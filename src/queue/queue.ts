@@ -58,6 +58,8 @@ export class JobQueue {
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Job handlers running in this process. */
   #running = 0;
+  /** Which worker of each job `wake` notifies next. */
+  readonly #wakeTurn = new Map<JobName, number>();
   #started = false;
 
   constructor(
@@ -78,6 +80,8 @@ export class JobQueue {
       // Maintenance (expiry, archiving) runs on the same database; keep completed jobs a week.
       archiveCompletedAfterSeconds: 60 * 60,
       deleteAfterDays: 7,
+      // Expired jobs (their process died) are found by maintenance: every 30 s rather than 2 min.
+      maintenanceIntervalSeconds: 30,
     });
     this.#boss.on('error', (error) => this.log.error({ err: error }, 'job queue error'));
   }
@@ -145,24 +149,28 @@ export class JobQueue {
   async work<N extends JobName>(name: N, handler: JobHandler<N>, concurrency = 1): Promise<void> {
     const ids: string[] = [];
     for (let i = 0; i < concurrency; i++) {
-      ids.push(
-        await this.#boss.work<JobPayloads[N]>(
-          name,
-          {
-            pollingIntervalSeconds: this.options.pollingIntervalSeconds,
-            batchSize: 1,
-            includeMetadata: true,
-          },
-          async (jobs) => {
-            this.#running += 1;
-            try {
-              for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
-            } finally {
-              this.#running -= 1;
-            }
-          },
-        ),
+      let id: string | undefined;
+      id = await this.#boss.work<JobPayloads[N]>(
+        name,
+        {
+          pollingIntervalSeconds: this.options.pollingIntervalSeconds,
+          batchSize: 1,
+          includeMetadata: true,
+        },
+        async (jobs) => {
+          this.#running += 1;
+          try {
+            for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
+          } finally {
+            this.#running -= 1;
+            // pg-boss waits a whole polling interval after every fetch, even one that found work;
+            // a worker that found a job looks for the next one at once, so a backlog drains at
+            // the speed of its handlers rather than one job per interval.
+            if (jobs.length > 0 && id !== undefined && this.#started) this.#boss.notifyWorker(id);
+          }
+        },
       );
+      ids.push(id);
     }
     this.#workers.set(name, [...(this.#workers.get(name) ?? []), ...ids]);
   }
@@ -171,9 +179,17 @@ export class JobQueue {
     return this.#started;
   }
 
-  /** Makes this process's workers of `name` poll now rather than at their next interval. */
+  /**
+   * Makes one of this process's workers of `name` poll now rather than at its next interval (the
+   * next call wakes the next worker): one new job needs one worker, and waking them all would cost
+   * a fetch query each.
+   */
   wake(name: JobName): void {
-    for (const id of this.#workers.get(name) ?? []) this.#boss.notifyWorker(id);
+    const ids = this.#workers.get(name) ?? [];
+    if (ids.length === 0) return;
+    const turn = (this.#wakeTurn.get(name) ?? 0) % ids.length;
+    this.#wakeTurn.set(name, turn + 1);
+    this.#boss.notifyWorker(ids[turn]!);
   }
 
   /** Counts of jobs per state, for health checks and tests. */

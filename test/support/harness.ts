@@ -1,9 +1,10 @@
 /**
  * One isolated platform per test file: a private copy of the migrated template database, the real
- * job queue with its workers, the real app (driven with `inject`, not listening), a temporary
+ * job queue with its workers, the real app (driven with `inject`; listening too when asked), a temporary
  * DATA_DIR for mail files, and the log lines it wrote.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -24,6 +25,8 @@ export interface TestPlatform {
   database: Database;
   /** Every log line written so far (JSON strings). */
   logs: string[];
+  /** The listening address, with `listen: true`. */
+  baseUrl: string | undefined;
   mails(): Mail[];
   close(): Promise<void>;
 }
@@ -61,6 +64,20 @@ export async function openTestDatabase(): Promise<{ database: Database; drop(): 
 export interface TestPlatformOptions {
   /** Start the job-queue workers (default true). */
   workers?: boolean;
+  /**
+   * Also listen on a loopback port, with PUBLIC_URL pointing at it, so that outside parties (carrier
+   * simulators posting webhooks) can reach the platform. `baseUrl` is then set.
+   */
+  listen?: boolean;
+}
+
+/** A free loopback port (taken by a throwaway server, then released for the platform). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
 }
 
 export async function startTestPlatform(
@@ -68,12 +85,13 @@ export async function startTestPlatform(
   options: TestPlatformOptions = {},
 ): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-test-'));
+  const port = options.listen ? await freePort() : undefined;
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
     SECRET_KEY: TEST_SECRET_KEY,
     LOG_LEVEL: 'info',
-    PUBLIC_URL: 'http://switchboard.test',
+    PUBLIC_URL: port ? `http://127.0.0.1:${port}` : 'http://switchboard.test',
     ...env,
   });
   const logs: string[] = [];
@@ -93,10 +111,12 @@ export async function startTestPlatform(
     queuePollingIntervalSeconds: 0.5,
   });
   await platform.app.ready();
+  if (port) await platform.app.listen({ host: '127.0.0.1', port });
   if (options.workers !== false) await platform.startWorkers();
   return {
     platform,
     app: platform.app,
+    baseUrl: port ? `http://127.0.0.1:${port}` : undefined,
     config,
     database,
     logs,

@@ -228,7 +228,11 @@ export const CarrierAConfig = Type.Object(
   { additionalProperties: false },
 );
 export const CarrierBConfig = Type.Object(
-  { api_key: Secret, connection_id: Type.String({ minLength: 1, maxLength: 128 }) },
+  {
+    api_key: Secret,
+    connection_id: Type.String({ minLength: 1, maxLength: 128 }),
+    public_key: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  },
   { additionalProperties: false },
 );
 

@@ -116,3 +116,19 @@ export async function assistantKeySources(
     .where(tenant.owns(assistants))
     .groupBy(assistants.llmProvider, ttsProvider);
 }
+
+/** Where an assistant wants its call and SMS events (`webhook_url`, `sms_webhook_url`), if anywhere. */
+export async function assistantEventUrls(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<{ webhookUrl: string | null; smsWebhookUrl: string | null } | undefined> {
+  const [row] = await ex
+    .select({
+      webhookUrl: sql<string | null>`${assistants.config} ->> 'webhook_url'`,
+      smsWebhookUrl: sql<string | null>`${assistants.config} ->> 'sms_webhook_url'`,
+    })
+    .from(assistants)
+    .where(tenant.where(assistants, eq(assistants.id, id)));
+  return row;
+}

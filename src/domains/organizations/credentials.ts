@@ -14,8 +14,8 @@ const VENDOR_KEY: Shape = { identifiers: [], secrets: ['api_key'] };
 
 export const CREDENTIAL_SHAPES: Record<string, Shape> = {
   carrier_a: { identifiers: ['account_sid'], secrets: ['auth_token'] },
-  carrier_b: { identifiers: ['connection_id'], secrets: ['api_key'] },
-  carrier_c: { identifiers: ['application_id'], secrets: ['private_key'] },
+  carrier_b: { identifiers: ['connection_id', 'public_key'], secrets: ['api_key'] },
+  carrier_c: { identifiers: ['application_id'], secrets: ['private_key', 'signature_secret'] },
   sip_trunk: { identifiers: ['username'], secrets: ['password'] },
   ...Object.fromEntries(KEYED_VENDORS.map((vendor) => [vendor, VENDOR_KEY])),
 };

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { invalidField } from '../../http/errors.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
@@ -31,13 +32,25 @@ const CarrierIn = {
     { additionalProperties: false },
   ),
   carrier_b: Type.Object(
-    { api_key: Secret('API key'), connection_id: Type.String({ minLength: 1, maxLength: 128 }) },
+    {
+      api_key: Secret('API key'),
+      connection_id: Type.String({ minLength: 1, maxLength: 128 }),
+      public_key: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            "The account's Ed25519 public key (base64 or PEM); incoming webhooks are verified with it",
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
   carrier_c: Type.Object(
     {
       application_id: Type.String({ minLength: 1, maxLength: 128 }),
       private_key: Secret('Private key (PEM)'),
+      signature_secret: Type.Optional(Secret('Signature secret; incoming webhooks are verified with it')),
     },
     { additionalProperties: false },
   ),
@@ -261,6 +274,53 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
         ),
       });
       return organizationView(details);
+    },
+  );
+
+  app.post(
+    '/api/v1/organization/:carrier/validate',
+    {
+      config: { access: access.admin },
+      schema: {
+        tags,
+        summary:
+          "Check carrier credentials against the carrier's API (the stored ones, or those sent); saves nothing",
+        params: Type.Object({
+          carrier: Type.Union([
+            Type.Literal('carrier_a'),
+            Type.Literal('carrier_b'),
+            Type.Literal('carrier_c'),
+          ]),
+        }),
+        description:
+          'Body (optional): the credentials to check, shaped as in PUT /api/v1/organization; a masked secret means ' +
+          'the stored one. Without a body the stored credentials are checked.',
+        response: {
+          200: Type.Object({
+            provider: Type.String(),
+            valid: Type.Boolean(),
+            detail: Type.String(),
+            account: Nullable(Type.String()),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      // The body is optional, which a body schema cannot say: checked here instead.
+      const body = request.body as unknown;
+      if (body !== undefined && body !== null) {
+        const fields = typeof body === 'object' && !Array.isArray(body) ? Object.entries(body) : undefined;
+        if (!fields) throw invalidField(['body'], 'Must be an object of credential fields');
+        for (const [field, value] of fields) {
+          if (typeof value !== 'string' || value === '' || value.length > 8192)
+            throw invalidField(['body', field], 'Must be a non-empty string');
+        }
+      }
+      return organizations.validateCarrier(
+        principalOf(request),
+        request.params.carrier,
+        (body ?? undefined) as Record<string, string> | undefined,
+      );
     },
   );
 

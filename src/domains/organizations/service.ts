@@ -4,7 +4,7 @@
  */
 import type { Db, Executor } from '../../db/client.js';
 import type { Principal } from '../../http/access.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
+import { AppError, badRequest, invalidField, notFound } from '../../http/errors.js';
 import { randomBase62 } from '../../lib/crypto.js';
 import {
   CARRIERS,
@@ -15,6 +15,9 @@ import {
 } from '../../lib/providers.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { isTimeZone } from '../../lib/time.js';
+import type { Carriers } from '../../providers/carriers/index.js';
+import type { CarrierId } from '../../providers/carriers/types.js';
+import { ProviderError } from '../../providers/errors.js';
 import { assistantKeySources } from '../assistants/store.js';
 import type { BillingService } from '../billing/service.js';
 import { listFallbackKeys } from '../fallback-keys/store.js';
@@ -57,14 +60,61 @@ function slugify(name: string): string {
   return base || 'org';
 }
 
+/** The fields a carrier's credentials cannot do without. */
+const REQUIRED_CARRIER_FIELDS: Record<CarrierId, string[]> = {
+  carrier_a: ['account_sid', 'auth_token'],
+  carrier_b: ['api_key', 'connection_id'],
+  carrier_c: ['application_id', 'private_key'],
+};
+
 export function byoInactiveReason(settings: Record<string, unknown>): string | null {
   return settings.hipaa_enabled === true && settings.baa_signed !== true ? BYO_INACTIVE_REASON : null;
 }
 
 export class OrganizationService {
   constructor(
-    private readonly deps: { db: Db; secrets: SecretBox; billing: BillingService; trialCredits: number },
+    private readonly deps: {
+      db: Db;
+      secrets: SecretBox;
+      billing: BillingService;
+      trialCredits: number;
+      carriers: Carriers;
+    },
   ) {}
+
+  /**
+   * Asks the carrier whether credentials work: the ones given (a masked secret stands for the stored
+   * one), else the stored ones. Nothing is saved.
+   */
+  async validateCarrier(principal: Principal, carrier: CarrierId, given?: Credential) {
+    const details = await this.#details(this.deps.db, principal);
+    const stored = details.credentials.get(carrier);
+    let credentials = stored;
+    if (given) {
+      const { credential, unknownMasked } = mergeCredential(carrier, given, stored);
+      if (unknownMasked) {
+        throw invalidField(
+          ['body', unknownMasked],
+          'A masked value can only stand for a stored secret; send the secret itself',
+        );
+      }
+      credentials = credential;
+    }
+    if (!credentials)
+      throw badRequest(`No ${carrier} credentials are stored; send them in the body to check them first`);
+    for (const field of REQUIRED_CARRIER_FIELDS[carrier]) {
+      if (typeof credentials[field] !== 'string' || credentials[field] === '')
+        throw invalidField(['body', field], `${carrier} credentials need ${field}`, 'missing');
+    }
+    try {
+      const check = await this.deps.carriers[carrier].validateCredentials(credentials);
+      return { provider: carrier, valid: check.valid, detail: check.detail, account: check.account ?? null };
+    } catch (error) {
+      if (error instanceof ProviderError)
+        throw new AppError(502, `${carrier} could not check the credentials: ${error.message}`);
+      throw error;
+    }
+  }
 
   /**
    * Creates an organization whose admin is `userId`. The slug is the given one (409 when taken) or

@@ -235,11 +235,42 @@ function carrierCredentials(
     : { credentials: null, source: null };
 }
 
+/**
+ * Only the carrier credentials for `provider`: the assistant's own config when it has one for the
+ * provider, else the organization's. Webhook verification uses this (an inbound message to a
+ * number routed to no assistant still has an organization and its credentials).
+ */
+export async function resolveTelephonyCredentials(
+  ex: Executor,
+  secrets: SecretBox,
+  tenant: Tenant,
+  options: { provider: string; assistantId?: number | null },
+): Promise<{ credentials: Credential | null; source: TelephonyChoice['source'] }> {
+  const [organization, credentialRows, assistant] = await Promise.all([
+    findOwnOrganization(ex, tenant),
+    listCredentials(ex, tenant),
+    options.assistantId ? findAssistant(ex, tenant, options.assistantId) : undefined,
+  ]);
+  const wanted = credentialRows.filter((row) => row.provider === options.provider);
+  const credentials = new Map(wanted.map((row) => [row.provider, secrets.openJson<Credential>(row.sealed)]));
+  const settings = assistant ? openPaths(assistant.config, SECRET_PATHS, secrets) : {};
+  return carrierCredentials(options.provider, settings, credentials, organization);
+}
+
 /** The resolver as a service, for the composition root. */
 export class ConfigResolver {
   constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
 
   resolve(tenant: Tenant, options: ResolveOptions, ex: Executor = this.deps.db) {
     return resolveConfig(ex, this.deps.secrets, tenant, options);
+  }
+
+  /** The organization's settings (`enforce_sms_compliance`, `hipaa_enabled`, …). */
+  async organizationSettings(tenant: Tenant): Promise<Record<string, unknown>> {
+    return (await findOwnOrganization(this.deps.db, tenant))?.settings ?? {};
+  }
+
+  telephonyCredentials(tenant: Tenant, options: { provider: string; assistantId?: number | null }) {
+    return resolveTelephonyCredentials(this.deps.db, this.deps.secrets, tenant, options);
   }
 }

@@ -1,0 +1,118 @@
+/**
+ * SMS: how fast `POST /sms/send` queues messages (row + job in one transaction) beside an
+ * authenticated one-row read in the same run, and how fast the queue drains to the carrier_a
+ * simulator beside the ceiling the numbers' rates allow.
+ *
+ *   npm run bench -- sms [messages=1000] [numbers=10] [rate per number=50]
+ */
+import { markEmailVerified } from '../src/domains/identity/store.js';
+import { CarrierASimulator } from '../src/sim/carrier-a.js';
+import { startBenchPlatform, table } from './support.js';
+
+async function timed(
+  total: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
+  return total / ((performance.now() - started) / 1000);
+}
+
+export async function run(args: string[]): Promise<void> {
+  const total = Number(args[0] ?? 1000);
+  const numberCount = Number(args[1] ?? 10);
+  const rate = Number(args[2] ?? 50);
+  const sim = new CarrierASimulator();
+  await sim.start();
+  const bench = await startBenchPlatform({ CARRIER_A_BASE_URL: sim.baseUrl });
+  const { app, database } = bench.platform;
+  const account = { account_sid: 'AC00000000000000000000000000000b01', auth_token: 'bench-token-0123456789' };
+  sim.addAccount(account);
+
+  const registered = await app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'sms@example.test', password: 'benchmark password', first_name: 'S', last_name: 'M' },
+  });
+  await markEmailVerified(database.db, registered.json().user.id);
+  const login = await app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: { email: 'sms@example.test', password: 'benchmark password' },
+  });
+  const headers = { authorization: `Bearer ${login.json().access_token}` };
+  await app.inject({ method: 'PUT', url: '/api/v1/organization', headers, payload: { carrier_a: account } });
+  const assistant = await app.inject({
+    method: 'POST',
+    url: '/api/v1/assistants',
+    headers,
+    payload: { name: 'SMS bench' },
+  });
+  const numbers: string[] = [];
+  let numberId = 0;
+  for (let i = 0; i < numberCount; i++) {
+    const phone = `+1415777${String(1000 + i).padStart(4, '0')}`;
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers',
+      headers,
+      payload: {
+        phone_number: phone,
+        provider: 'carrier_a',
+        assistant_id: assistant.json().id,
+        sms_rate_per_second: rate,
+      },
+    });
+    numberId = created.json().id;
+    numbers.push(phone);
+  }
+
+  const read = await timed(total, 20, () =>
+    app.inject({ method: 'GET', url: `/api/v1/phone-numbers/${numberId}`, headers }),
+  );
+  const started = performance.now();
+  const queued = await timed(total, 20, (i) =>
+    app.inject({
+      method: 'POST',
+      url: '/sms/send',
+      headers,
+      payload: {
+        from_phone_number: numbers[i % numberCount],
+        to_phone_number: '+14155550199',
+        message: `bench ${i}`,
+      },
+    }),
+  );
+  while (sim.messages.length < total) await new Promise((resolve) => setTimeout(resolve, 50));
+  const drainSeconds = (performance.now() - started) / 1000;
+  const drained = total / drainSeconds;
+  const ceiling = numberCount * rate;
+  const times = sim.messages.map((m) => m.at).sort((a, b) => a - b);
+
+  table([
+    { operation: 'GET one phone number (authenticated read, baseline)', 'req/s': Math.round(read), ratio: 1 },
+    {
+      operation: 'POST /sms/send, queued (message row + job, one transaction)',
+      'req/s': Math.round(queued),
+      ratio: Number((queued / read).toFixed(2)),
+    },
+    {
+      operation: `drain to the simulator (${numberCount} numbers × ${rate}/s = ceiling ${ceiling}/s)`,
+      'req/s': Math.round(drained),
+      ratio: Number((drained / ceiling).toFixed(2)),
+    },
+  ]);
+  console.log(
+    `sms: queued ${Math.round(queued)} req/s (ratio ${(queued / read).toFixed(2)} to a one-row read); ` +
+      `drained ${total} in ${drainSeconds.toFixed(1)} s = ${Math.round(drained)}/s, ${((drained / ceiling) * 100).toFixed(0)} % of the rate ceiling; ` +
+      `first to last at the carrier ${((times.at(-1)! - times[0]!) / 1000).toFixed(1)} s`,
+  );
+  await bench.close();
+  await sim.stop();
+}

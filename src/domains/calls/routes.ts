@@ -1,0 +1,48 @@
+/** POST /calls/initiate: place an outbound call from one of the organization's numbers. */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { Id, OpenObject } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { CallService } from './service.js';
+
+const InitiateBody = Type.Object(
+  {
+    from_phone_number: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: 'E.164; a number of your organization routed to an assistant (or given assistant_id)',
+    }),
+    to_phone_number: Type.String({ minLength: 1, maxLength: 32, description: 'E.164' }),
+    assistant_id: Type.Optional(Id),
+    welcome_message: Type.Optional(Type.String({ maxLength: 2000, description: 'Supports {{variable}}' })),
+    agenda: Type.Optional(Type.String({ maxLength: 10_000, description: 'Supports {{variable}}' })),
+    variables: Type.Optional(OpenObject),
+  },
+  { additionalProperties: false },
+);
+
+const InitiateAnswer = Type.Object({
+  message: Type.String(),
+  call_sid: Type.String({ description: "The carrier's call identifier" }),
+  call_id: Type.Integer({ description: 'The call record' }),
+});
+
+export function callRoutes(app: App, calls: CallService): void {
+  app.post(
+    '/calls/initiate',
+    {
+      config: { access: access.area('calls', 'read_write'), validationStatus: 400 },
+      schema: {
+        tags: ['calls'],
+        summary: 'Place an outbound call through the carrier of from_phone_number',
+        description:
+          'Assistant: assistant_id, else the one routed to the number. 400 invalid body or number, 402 no balance, ' +
+          "403 another organization's number or assistant, 404 unknown number or no assistant, 502 the carrier refused.",
+        body: InitiateBody,
+        response: { 200: InitiateAnswer },
+      },
+    },
+    async (request) => calls.initiate(principalOf(request), request.body),
+  );
+}

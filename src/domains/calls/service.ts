@@ -1,0 +1,315 @@
+/**
+ * Calls: placing an outbound call (POST /calls/initiate) and keeping the call record true to what
+ * the carrier reports (status webhooks): status moves only forward, the final status sets the
+ * duration and end time, and a completed call is charged once, per started second.
+ */
+import type { Db, Executor } from '../../db/client.js';
+import { type CallStatus, FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
+import { Tenant } from '../../db/tenant.js';
+import type { Principal } from '../../http/access.js';
+import { AppError, badRequest, forbidden, notFound, ValidationFailed } from '../../http/errors.js';
+import type { MediaTokens } from '../../lib/media-token.js';
+import { toE164 } from '../../lib/phone.js';
+import { renderTemplate, TemplateError, type TemplateVariables } from '../../lib/templates.js';
+import type { Carriers } from '../../providers/carriers/index.js';
+import { isCarrierId } from '../../providers/carriers/index.js';
+import type { CarrierEvent } from '../../providers/carriers/types.js';
+import { ProviderError } from '../../providers/errors.js';
+import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
+import { assistantEventUrls } from '../assistants/store.js';
+import { type BillingService, roundMoney } from '../billing/service.js';
+import type { ConfigResolver } from '../runtime/resolve-config.js';
+import type { WebhookService } from '../webhooks/service.js';
+import * as store from './store.js';
+
+export interface InitiateCall {
+  from_phone_number: string;
+  to_phone_number: string;
+  assistant_id?: number;
+  welcome_message?: string;
+  agenda?: string;
+  variables?: object;
+}
+
+/** Where a status sits in a call's life; a status never moves back. */
+const STAGE: Record<CallStatus, number> = {
+  queued: 0,
+  ringing: 1,
+  'in-progress': 2,
+  completed: 3,
+  busy: 3,
+  'no-answer': 3,
+  failed: 3,
+  canceled: 3,
+};
+
+export interface CallUrls {
+  /** Public base URL of the HTTP API (PUBLIC_URL). */
+  publicUrl: string;
+}
+
+export class CallService {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      carriers: Carriers;
+      resolver: ConfigResolver;
+      billing: BillingService;
+      mediaTokens: MediaTokens;
+      queue: JobQueue;
+      webhooks: WebhookService;
+      publicUrl: string;
+      pricePerMinute: number;
+    },
+  ) {}
+
+  /**
+   * Records an inbound call that a carrier announced for one of our numbers (verified), when the
+   * number is routed to an assistant; the platform then answers with the call's media stream.
+   */
+  async startInbound(
+    tenant: Tenant,
+    number: { id: number; assistantId: number | null; provider: string; phoneNumber: string },
+    event: Extract<CarrierEvent, { kind: 'inbound_call' }>,
+  ): Promise<store.CallRow | undefined> {
+    if (number.assistantId === null) return undefined;
+    const created = await this.deps.queue.transaction(async (tx, jobs) => {
+      // Carriers repeat webhooks, sometimes at once: the unique carrier call id keeps one row.
+      const call = await store.insertCallOnce(tx, tenant, {
+        assistantId: number.assistantId,
+        phoneNumberId: number.id,
+        provider: number.provider,
+        callSid: event.callSid,
+        direction: 'inbound',
+        fromPhoneNumber: number.phoneNumber,
+        toPhoneNumber: number.phoneNumber,
+        customerPhoneNumber: event.from,
+        status: 'ringing',
+      });
+      if (!call) return undefined;
+      await store.insertCallEvent(tx, tenant, call.id, 'call.ringing', {
+        call_sid: event.callSid,
+        from: event.from,
+      });
+      await this.#emit(tx, jobs, tenant, call, 'call.ringing');
+      return call;
+    });
+    return created ?? (await store.unscoped.callBySid(this.deps.db, number.provider, event.callSid));
+  }
+
+  /** Tells the assistant's `webhook_url`, if it has one, what happened to a call. */
+  async #emit(
+    tx: Executor,
+    jobs: JobEnqueuer,
+    tenant: Tenant,
+    call: store.CallRow,
+    type: string,
+  ): Promise<void> {
+    if (!call.assistantId) return;
+    const urls = await assistantEventUrls(tx, tenant, call.assistantId);
+    if (!urls?.webhookUrl) return;
+    await this.deps.webhooks.emit({ tx, jobs }, tenant, {
+      url: urls.webhookUrl,
+      type: type.replace(/-/g, '_'),
+      data: callEventData(call),
+    });
+  }
+
+  /** The webhook URLs a call's carrier is given; `call_id` lets a webhook find its call before the SID is known. */
+  webhookUrl(provider: string, kind: 'voice' | 'status', callId: number): string {
+    return `${this.deps.publicUrl}/webhooks/${provider}/${kind}?call_id=${callId}`;
+  }
+
+  /** The media-stream URL (with its single-call token) the carrier connects the call's audio to. */
+  async streamUrl(tenant: Tenant, callId: number): Promise<string> {
+    const token = await this.deps.mediaTokens.issue({ callId, organizationId: tenant.organizationId });
+    const base = this.deps.publicUrl.replace(/^http/, 'ws');
+    return `${base}/media-stream/${callId}?token=${encodeURIComponent(token)}`;
+  }
+
+  async initiate(principal: Principal, body: InitiateCall) {
+    const { db } = this.deps;
+    const tenant = principal.tenant;
+    const from = toE164(body.from_phone_number);
+    const to = toE164(body.to_phone_number);
+    const invalid = [
+      ...(from ? [] : [['from_phone_number', body.from_phone_number]]),
+      ...(to ? [] : [['to_phone_number', body.to_phone_number]]),
+    ].map(([field]) => ({
+      loc: ['body', field as string],
+      msg: 'Not a valid E.164 phone number (e.g. +14155552671)',
+      type: 'value_error',
+    }));
+    if (invalid.length > 0) throw new ValidationFailed(invalid);
+
+    const number = await store.unscoped.phoneNumber(db, from!);
+    if (!number) throw notFound(`Phone number ${from} is not registered`);
+    if (number.organizationId !== tenant.organizationId)
+      throw forbidden('The phone number does not belong to your organization');
+
+    // The assistant: the one named, else the number's, else the entry assistant of the number's graph.
+    let assistantId: number | null = null;
+    if (body.assistant_id !== undefined) {
+      const owner = await store.unscoped.assistantOrganization(db, body.assistant_id);
+      if (owner === undefined) throw notFound('Assistant not found');
+      if (owner !== tenant.organizationId)
+        throw forbidden('The assistant does not belong to your organization');
+      assistantId = body.assistant_id;
+    } else {
+      assistantId = number.assistantId;
+      // Graph-routed numbers resolve to the graph's entry assistant once graphs exist.
+    }
+    if (assistantId === null) throw notFound(`No assistant for the phone number ${from}`);
+
+    const wallet = await this.deps.billing.wallet(tenant);
+    if (!(wallet.balance > 0)) throw new AppError(402, 'Insufficient balance: add credits to place calls');
+
+    const variables = (body.variables ?? {}) as TemplateVariables;
+    const welcome =
+      body.welcome_message === undefined
+        ? undefined
+        : render('welcome_message', body.welcome_message, variables);
+    const agenda = body.agenda === undefined ? undefined : render('agenda', body.agenda, variables);
+
+    const resolved = await this.deps.resolver.resolve(tenant, { assistantId, phoneNumber: from! });
+    const telephony = resolved?.telephony;
+    if (!resolved || !telephony) throw notFound(`No assistant for the phone number ${from}`);
+    if (!isCarrierId(telephony.provider)) {
+      throw badRequest('Outbound calls through a SIP trunk are not available yet; use a carrier number');
+    }
+    if (!telephony.credentials) {
+      throw badRequest(`No ${telephony.provider} credentials: add them to the organization or the assistant`);
+    }
+
+    const call = await store.insertCall(db, tenant, {
+      assistantId,
+      phoneNumberId: number.id,
+      provider: telephony.provider,
+      direction: 'outbound',
+      fromPhoneNumber: from!,
+      toPhoneNumber: to!,
+      customerPhoneNumber: to!,
+      status: 'queued',
+      callMeta: {
+        ...(welcome ? { welcome_message: welcome.text } : {}),
+        ...(agenda ? { agenda: agenda.text } : {}),
+        variables,
+        template_variables_used: { ...welcome?.used, ...agenda?.used },
+        initiated_by_user_id: principal.user.id,
+      },
+    });
+    await store.insertCallEvent(db, tenant, call.id, 'call.queued', { to: to!, from: from! });
+
+    const adapter = this.deps.carriers[telephony.provider];
+    try {
+      const placed = await adapter.placeCall(telephony.credentials, {
+        from: from!,
+        to: to!,
+        callId: call.id,
+        answerUrl: this.webhookUrl(telephony.provider, 'voice', call.id),
+        statusCallbackUrl: this.webhookUrl(telephony.provider, 'status', call.id),
+        streamUrl: await this.streamUrl(tenant, call.id),
+      });
+      await store.setCallSid(db, tenant, call.id, placed.callSid);
+      await store.insertCallEvent(db, tenant, call.id, 'call.placed', { call_sid: placed.callSid });
+      return { message: 'Call initiated', call_sid: placed.callSid, call_id: call.id };
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      await db.transaction(async (tx) => {
+        await store.updateCall(tx, tenant, call.id, {
+          status: 'failed',
+          endedAt: new Date(),
+          callMeta: { ...call.callMeta, error: error.message },
+        });
+        await store.insertCallEvent(tx, tenant, call.id, 'call.failed', {
+          error: error.message,
+          retryable: error.retryable,
+        });
+      });
+      throw new AppError(502, `The carrier did not place the call: ${error.message}`);
+    }
+  }
+
+  /**
+   * Applies a verified carrier status to the call. Returns the call when it changed. The row is
+   * locked, so concurrent and repeated webhooks apply in turn and a final status is charged once.
+   */
+  async applyStatus(
+    organizationId: number,
+    callId: number,
+    event: Extract<CarrierEvent, { kind: 'call_status' }>,
+  ): Promise<store.CallRow | undefined> {
+    const tenant = new Tenant(organizationId);
+    const work = async (tx: Executor, jobs: JobEnqueuer) => {
+      const call = await store.findCall(tx, tenant, callId, { forUpdate: true });
+      if (!call) return undefined;
+      if (STAGE[event.status] < STAGE[call.status] || FINAL_CALL_STATUSES.includes(call.status))
+        return undefined;
+      if (event.status === call.status && event.durationSeconds === undefined) return undefined;
+      // Carriers stamp events to the second, so an end may read earlier than a start we stamped.
+      const stamped = event.at && !Number.isNaN(event.at.getTime()) ? event.at : new Date();
+      const at = call.startedAt && stamped < call.startedAt ? call.startedAt : stamped;
+      const final = FINAL_CALL_STATUSES.includes(event.status);
+      const duration = final ? Math.max(0, Math.round(event.durationSeconds ?? 0)) : null;
+      const cost = final ? roundMoney(((duration ?? 0) * this.deps.pricePerMinute) / 60) : null;
+      const updated = await store.updateCall(tx, tenant, callId, {
+        status: event.status,
+        callSid: call.callSid ?? event.callSid,
+        ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
+        ...(final ? { endedAt: at, duration, cost } : {}),
+        // A lost "answered" webhook: the start follows from the end and the duration.
+        ...(final && !call.startedAt && duration
+          ? { startedAt: new Date(at.getTime() - duration * 1000) }
+          : {}),
+      });
+      await store.insertCallEvent(tx, tenant, callId, `call.${event.status}`, {
+        call_sid: event.callSid,
+        ...(duration !== null ? { duration } : {}),
+      });
+      if (updated) await this.#emit(tx, jobs, tenant, updated, `call.${event.status}`);
+      if (cost && cost > 0) {
+        await this.deps.billing.apply(
+          {
+            organizationId,
+            amount: -cost,
+            kind: 'call',
+            description: `Call ${callId}: ${duration} s`,
+            reference: `call:${callId}`,
+          },
+          tx,
+        );
+      }
+      return updated;
+    };
+    return this.deps.queue.transaction(work);
+  }
+}
+
+/** A call as outgoing webhooks describe it. */
+export function callEventData(call: store.CallRow): Record<string, unknown> {
+  return {
+    call_id: call.id,
+    call_sid: call.callSid,
+    assistant_id: call.assistantId,
+    direction: call.direction,
+    status: call.status,
+    from_phone_number: call.fromPhoneNumber,
+    to_phone_number: call.toPhoneNumber,
+    customer_phone_number: call.customerPhoneNumber,
+    duration: call.duration,
+    cost: call.cost,
+    started_at: call.startedAt?.toISOString() ?? null,
+    ended_at: call.endedAt?.toISOString() ?? null,
+  };
+}
+
+function render(field: string, template: string, variables: TemplateVariables) {
+  try {
+    return renderTemplate(template, variables);
+  } catch (error) {
+    if (error instanceof TemplateError) {
+      throw badRequest(`${field}: ${error.message} (at character ${error.position})`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Root webhook paths the carriers call: `/webhooks/{carrier}/voice` (what to do with a call that
+ * connected, outbound or inbound), `/status` (call status changes), `/sms` (inbound messages) and
+ * `/sms-status` (delivery receipts). Public — carriers hold no
+ * credentials of ours — and verified by signature in the service. The routes live in their own
+ * scope whose body parsers keep the raw text, because signatures are computed over it.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { Id } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { CarrierWebhookService } from './service.js';
+
+const Params = Type.Object({
+  carrier: Type.Union([Type.Literal('carrier_a'), Type.Literal('carrier_b'), Type.Literal('carrier_c')]),
+  kind: Type.Union([
+    Type.Literal('voice'),
+    Type.Literal('status'),
+    Type.Literal('sms'),
+    Type.Literal('sms-status'),
+  ]),
+});
+
+export async function carrierWebhookRoutes(
+  app: App,
+  options: { webhooks: CarrierWebhookService; publicUrl: string },
+): Promise<void> {
+  await app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.post(
+      '/webhooks/:carrier/:kind',
+      {
+        config: { access: access.public },
+        schema: {
+          tags: ['carrier webhooks'],
+          summary:
+            'Called by carriers (signed): call instructions (voice), call status (status), inbound SMS (sms), delivery receipts (sms-status)',
+          params: Params,
+          querystring: Type.Object({
+            call_id: Type.Optional(Id),
+            message_id: Type.Optional(Type.String({ format: 'uuid' })),
+          }),
+        },
+      },
+      async (request, reply) => {
+        const answer = await options.webhooks.handle(
+          request.params.carrier,
+          request.params.kind,
+          {
+            // The URL the carrier called, as it signed it: our public base plus path and query.
+            url: `${options.publicUrl}${request.url}`,
+            method: request.method,
+            headers: request.headers,
+            rawBody: typeof request.body === 'string' ? request.body : '',
+          },
+          request.query,
+        );
+        reply.code(answer.status);
+        if (answer.contentType) reply.type(answer.contentType);
+        return reply.send(answer.body === '' ? undefined : answer.body);
+      },
+    );
+  });
+}

@@ -1,0 +1,204 @@
+/**
+ * /v1/sms-compliance: submitting the organization's phone numbers for outbound SMS review, their
+ * status, and the admin review. Every route takes only a JWT bearer access token (platform-api
+ * Authentication): API keys and cookie-only sessions are refused with 403.
+ */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { Id, IdParam, iso, Nullable, NullableTimestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { isTollFree } from '../../lib/phone.js';
+import {
+  canSendOf,
+  SAMPLE_MESSAGE_LENGTH,
+  type SmsComplianceService,
+  stateOf,
+  USE_CASES,
+} from './service.js';
+import type { NumberCompliance } from './store.js';
+
+const tags = ['sms-compliance'];
+const UseCase = Type.Union(USE_CASES.map((useCase) => Type.Literal(useCase)));
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]);
+const State = Type.Union([...Status.anyOf, Type.Literal('not_submitted')], {
+  description: 'The record status; not_submitted for a number never submitted',
+});
+/** Some non-space character. */
+const NOT_BLANK = '\\S';
+
+const Submission = Type.Object(
+  {
+    phone_number_id: Id,
+    use_case: UseCase,
+    business_name: Type.String({ minLength: 1, maxLength: 200, pattern: NOT_BLANK }),
+    business_description: Type.String({ minLength: 1, maxLength: 2000, pattern: NOT_BLANK }),
+    sample_messages: Type.Array(
+      Type.String({ minLength: SAMPLE_MESSAGE_LENGTH.min, maxLength: SAMPLE_MESSAGE_LENGTH.max }),
+      { minItems: 1, maxItems: 3, description: '1 to 3 messages of the kind the number will send' },
+    ),
+    website_url: Type.Optional(
+      Nullable(Type.String({ format: 'uri', pattern: '^https?://[^/?#\\s]+', maxLength: 2048 })),
+    ),
+    contact_email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254 }))),
+  },
+  { additionalProperties: false },
+);
+
+const StatusOut = Type.Object(
+  {
+    found: Type.Boolean({ description: 'False when the number was never submitted' }),
+    phone_number: Type.String(),
+    phone_number_id: Type.Integer(),
+    status: State,
+    use_case: Nullable(Type.String()),
+    submitted_at: NullableTimestamp,
+    approved_at: NullableTimestamp,
+    rejection_reason: Nullable(Type.String()),
+    can_send_outbound: Type.Boolean(),
+    is_toll_free: Type.Boolean(),
+  },
+  { title: 'SmsComplianceStatus' },
+);
+
+const CanSendOut = Type.Object(
+  { can_send: Type.Boolean(), reason: Type.String(), status: State },
+  { title: 'SmsComplianceCanSend' },
+);
+
+const SummaryOut = Type.Object(
+  {
+    total_numbers: Type.Integer(),
+    approved: Type.Integer(),
+    pending: Type.Integer(),
+    rejected: Type.Integer(),
+    not_submitted: Type.Integer(),
+    numbers: Type.Array(
+      Type.Object({
+        phone_number_id: Type.Integer(),
+        phone_number: Type.String(),
+        status: State,
+        use_case: Nullable(Type.String()),
+      }),
+    ),
+  },
+  { title: 'SmsComplianceSummary' },
+);
+
+function statusView({ phoneNumberId, phoneNumber, record }: NumberCompliance) {
+  return {
+    found: record !== null,
+    phone_number: phoneNumber,
+    phone_number_id: phoneNumberId,
+    status: stateOf(record),
+    use_case: record?.useCase ?? null,
+    submitted_at: record ? iso(record.submittedAt) : null,
+    approved_at: record ? iso(record.approvedAt) : null,
+    rejection_reason: record?.rejectionReason ?? null,
+    can_send_outbound: canSendOf(record).can_send,
+    is_toll_free: isTollFree(phoneNumber),
+  };
+}
+
+export function smsComplianceRoutes(app: App, compliance: SmsComplianceService): void {
+  const config = { access: access.jwtOnly };
+
+  app.get(
+    '/v1/sms-compliance/status/:phone_number_id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "A number's SMS compliance status (found: false when it was never submitted)",
+        params: IdParam('phone_number_id'),
+        response: { 200: StatusOut },
+      },
+    },
+    async (request) =>
+      statusView(await compliance.status(principalOf(request), request.params.phone_number_id)),
+  );
+
+  app.post(
+    '/v1/sms-compliance/submit',
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          'Submit a number for review; a pending or rejected submission is replaced and back to pending, an approved one answers 409',
+        body: Submission,
+        response: { 200: StatusOut },
+      },
+    },
+    async (request) => statusView(await compliance.submit(principalOf(request), request.body)),
+  );
+
+  app.get(
+    '/v1/sms-compliance/can-send/:phone_number_id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Whether the number may send outbound SMS (only when approved), and why',
+        params: IdParam('phone_number_id'),
+        response: { 200: CanSendOut },
+      },
+    },
+    async (request) => compliance.canSend(principalOf(request), request.params.phone_number_id),
+  );
+
+  app.get(
+    '/v1/sms-compliance/summary',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Every number of the organization with its status (never submitted: not_submitted)',
+        response: { 200: SummaryOut },
+      },
+    },
+    async (request) => {
+      const summary = await compliance.summary(principalOf(request));
+      return {
+        total_numbers: summary.totalNumbers,
+        approved: summary.approved,
+        pending: summary.pending,
+        rejected: summary.rejected,
+        not_submitted: summary.notSubmitted,
+        numbers: summary.numbers.map((n) => ({
+          phone_number_id: n.phoneNumberId,
+          phone_number: n.phoneNumber,
+          status: stateOf(n.record),
+          use_case: n.record?.useCase ?? null,
+        })),
+      };
+    },
+  );
+
+  app.put(
+    '/v1/sms-compliance/admin/status/:phone_number_id',
+    {
+      config: { access: { ...access.jwtOnly, role: 'admin' } },
+      schema: {
+        tags,
+        summary:
+          'Review a submitted number (admin only): approved, rejected (with rejection_reason) or back to pending',
+        params: IdParam('phone_number_id'),
+        querystring: Type.Object({
+          new_status: Status,
+          rejection_reason: Type.Optional(
+            Type.String({ maxLength: 1000, description: 'Required with rejected; refused otherwise' }),
+          ),
+        }),
+        response: { 200: StatusOut },
+      },
+    },
+    async (request) =>
+      statusView(
+        await compliance.setStatus(principalOf(request), request.params.phone_number_id, {
+          status: request.query.new_status,
+          rejectionReason: request.query.rejection_reason,
+        }),
+      ),
+  );
+}

@@ -1,0 +1,164 @@
+/** /sms: send (queued under the number's rate, or now), look up, cancel, and the queue's state. */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { Nullable } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { messageView, type SmsService } from './service.js';
+
+const tags = ['sms'];
+
+const SendBody = Type.Object(
+  {
+    from_phone_number: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: 'E.164; routed to an assistant',
+    }),
+    to_phone_number: Type.String({ minLength: 1, maxLength: 32, description: 'E.164' }),
+    message: Type.String({ minLength: 1, maxLength: 1600 }),
+    media_urls: Type.Optional(
+      Type.Array(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }), {
+        maxItems: 10,
+        description: 'MMS media',
+      }),
+    ),
+    queue: Type.Optional(
+      Type.Boolean({ default: true, description: 'true: queued under the number’s rate; false: sent now' }),
+    ),
+    idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+
+const SendAnswer = Type.Object({
+  success: Type.Boolean(),
+  message_id: Type.String(),
+  message: Type.String(),
+  provider: Type.String(),
+  status: Type.String({ description: 'queued, sent or failed' }),
+});
+
+const MessageOut = Type.Object(
+  {
+    message_id: Type.String(),
+    direction: Type.String(),
+    status: Type.String(),
+    provider: Type.String(),
+    from_phone_number: Type.String(),
+    to_phone_number: Type.String(),
+    message: Type.String(),
+    media_urls: Type.Array(Type.String()),
+    segments: Type.Integer(),
+    cost: Nullable(Type.Number()),
+    error: Nullable(Type.String()),
+    attempts: Type.Integer(),
+    assistant_id: Nullable(Type.Integer()),
+    phone_number_id: Nullable(Type.Integer()),
+    sent_at: Nullable(Type.String({ format: 'date-time' })),
+    delivered_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Message' },
+);
+
+const MessageParams = Type.Object({ message_id: Type.String({ format: 'uuid' }) });
+
+export function smsRoutes(app: App, sms: SmsService): void {
+  app.post(
+    '/sms/send',
+    {
+      config: { access: access.area('sms', 'read_write'), validationStatus: 400 },
+      schema: {
+        tags,
+        summary: 'Send an SMS or MMS from a number routed to an assistant',
+        description:
+          '400 invalid body or numbers; 403 SMS compliance enforced and the number not approved; 404 no assistant for ' +
+          'from_phone_number; 422 an idempotency key reused with another body; 500 the carrier failed (queue: false). ' +
+          'Header Idempotency-Key wins over the body field; keys are kept 24 hours per organization.',
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 256 })) }),
+        body: SendBody,
+        response: { 200: SendAnswer },
+      },
+    },
+    async (request, reply) => {
+      const answer = await sms.send(principalOf(request), request.body, request.headers['idempotency-key']);
+      // 200, or the 500 of a failed immediate send (kept under the idempotency key as it was answered).
+      return reply.code(answer.status as 200).send(answer.body as never);
+    },
+  );
+
+  app.get(
+    '/sms/queue/stats',
+    {
+      config: { access: access.area('sms') },
+      schema: {
+        tags,
+        summary: 'Outbound messages per status, and the queue of each sending number',
+        response: {
+          200: Type.Object({
+            total: Type.Integer(),
+            by_status: Type.Record(Type.String(), Type.Integer()),
+            queued: Type.Integer(),
+            numbers: Type.Array(
+              Type.Object({
+                phone_number_id: Nullable(Type.Integer()),
+                phone_number: Type.String(),
+                queued: Type.Integer(),
+                oldest_queued_at: Nullable(Type.String({ format: 'date-time' })),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { byStatus, byNumber } = await sms.queueStats(principalOf(request));
+      const counts = Object.fromEntries(byStatus.map((row) => [row.status, Number(row.n)]));
+      return {
+        total: Object.values(counts).reduce((a, b) => a + b, 0),
+        by_status: counts,
+        queued: counts.queued ?? 0,
+        numbers: byNumber.map((row) => ({
+          phone_number_id: row.phoneNumberId,
+          phone_number: row.phoneNumber,
+          queued: Number(row.queued),
+          oldest_queued_at: row.oldest ? new Date(row.oldest).toISOString() : null,
+        })),
+      };
+    },
+  );
+
+  app.get(
+    '/sms/:message_id',
+    {
+      config: { access: access.area('sms') },
+      schema: {
+        tags,
+        summary: 'A message and its status',
+        params: MessageParams,
+        response: { 200: MessageOut },
+      },
+    },
+    async (request) => messageView(await sms.get(principalOf(request), request.params.message_id)),
+  );
+
+  app.delete(
+    '/sms/:message_id',
+    {
+      config: { access: access.area('sms', 'read_write') },
+      schema: {
+        tags,
+        summary:
+          'Cancel a message still queued (it stays, with status cancelled); 409 once it is sending or sent',
+        params: MessageParams,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await sms.cancel(principalOf(request), request.params.message_id);
+      return reply.code(204).send(null);
+    },
+  );
+}

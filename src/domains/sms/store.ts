@@ -1,0 +1,275 @@
+/** SQL of messages, their idempotency keys, and the per-number sending slots. */
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { messages, phoneNumbers, smsIdempotencyKeys } from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
+
+export type MessageRow = typeof messages.$inferSelect;
+export type NewMessage = Omit<
+  typeof messages.$inferInsert,
+  'id' | 'organizationId' | 'createdAt' | 'updatedAt'
+>;
+export type IdempotencyRow = typeof smsIdempotencyKeys.$inferSelect;
+
+export async function insertMessage(ex: Executor, tenant: Tenant, values: NewMessage): Promise<MessageRow> {
+  const [row] = await ex
+    .insert(messages)
+    .values({ ...values, organizationId: tenant.organizationId })
+    .returning();
+  return row!;
+}
+
+export async function findMessage(
+  ex: Executor,
+  tenant: Tenant,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<MessageRow | undefined> {
+  const query = ex
+    .select()
+    .from(messages)
+    .where(tenant.where(messages, eq(messages.id, id)))
+    .limit(1);
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+/** Stores an inbound message once per carrier id; undefined when it is already stored. */
+export async function insertInboundOnce(
+  ex: Executor,
+  tenant: Tenant,
+  values: NewMessage,
+): Promise<MessageRow | undefined> {
+  const [row] = await ex
+    .insert(messages)
+    .values({ ...values, organizationId: tenant.organizationId })
+    .onConflictDoNothing({ target: [messages.provider, messages.providerMessageId] })
+    .returning();
+  return row;
+}
+
+/**
+ * Records that the carrier accepted a message. The status becomes `sent` only while it is still
+ * `sending`: a delivery receipt that overtook the carrier's answer keeps its later status.
+ */
+export async function markAccepted(
+  ex: Executor,
+  tenant: Tenant,
+  id: string,
+  values: { providerMessageId: string; segments: number; cost: number },
+): Promise<void> {
+  await ex
+    .update(messages)
+    .set({
+      ...values,
+      status: sql`case when ${messages.status} = 'sending' then 'sent' else ${messages.status} end`,
+      sentAt: sql`now()`,
+      error: null,
+      updatedAt: sql`now()`,
+    })
+    .where(tenant.where(messages, eq(messages.id, id)));
+}
+
+export async function updateMessage(
+  ex: Executor,
+  tenant: Tenant,
+  id: string,
+  changes: Partial<Omit<MessageRow, 'id' | 'organizationId' | 'createdAt'>>,
+  onlyIfStatus?: MessageRow['status'],
+): Promise<MessageRow | undefined> {
+  const [row] = await ex
+    .update(messages)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(
+      tenant.where(
+        messages,
+        eq(messages.id, id),
+        onlyIfStatus ? eq(messages.status, onlyIfStatus) : undefined,
+      ),
+    )
+    .returning();
+  return row;
+}
+
+/**
+ * Takes the sending number's turn if it is free: a turn opens `gapSeconds` after the previous one
+ * started. One atomic update decides, so concurrent senders (in any process) never share a turn.
+ * Returns when the next turn opens when this one was not free.
+ */
+export async function takeSendTurn(
+  ex: Executor,
+  tenant: Tenant,
+  phoneNumberId: number,
+  gapSeconds: number,
+): Promise<{ taken: true } | { taken: false; opensAt: Date | null }> {
+  const [row] = await ex
+    .update(phoneNumbers)
+    .set({ smsNextSendAt: sql`clock_timestamp() + make_interval(secs => ${gapSeconds}::float8)` })
+    .where(
+      tenant.where(
+        phoneNumbers,
+        eq(phoneNumbers.id, phoneNumberId),
+        sql`(${phoneNumbers.smsNextSendAt} is null or ${phoneNumbers.smsNextSendAt} <= clock_timestamp())`,
+      ),
+    )
+    .returning({ id: phoneNumbers.id });
+  if (row) return { taken: true };
+  const [number] = await ex
+    .select({ opensAt: phoneNumbers.smsNextSendAt })
+    .from(phoneNumbers)
+    .where(tenant.where(phoneNumbers, eq(phoneNumbers.id, phoneNumberId)));
+  return { taken: false, opensAt: number?.opensAt ? new Date(number.opensAt) : null };
+}
+
+/**
+ * Claims the number's oldest queued message (queued → sending), skipping one another process is
+ * claiming: messages from one number go out in the order they were sent to the API.
+ */
+export async function claimOldestQueued(
+  ex: Executor,
+  tenant: Tenant,
+  phoneNumberId: number,
+): Promise<MessageRow | undefined> {
+  const oldest = ex
+    .select({ id: messages.id })
+    .from(messages)
+    .where(tenant.where(messages, eq(messages.phoneNumberId, phoneNumberId), eq(messages.status, 'queued')))
+    .orderBy(asc(messages.createdAt), asc(messages.id))
+    .limit(1)
+    .for('update', { skipLocked: true });
+  const [row] = await ex
+    .update(messages)
+    .set({ status: 'sending', attempts: sql`${messages.attempts} + 1`, updatedAt: sql`now()` })
+    .where(and(tenant.owns(messages), sql`${messages.id} = (${oldest})`))
+    .returning();
+  return row;
+}
+
+/**
+ * Marks messages left in `sending` longer than `olderThanSeconds` (their process died between the
+ * claim and the carrier's answer) as failed: the carrier may have taken them, so they are not resent.
+ */
+export async function failInterrupted(
+  ex: Executor,
+  tenant: Tenant,
+  phoneNumberId: number,
+  olderThanSeconds: number,
+): Promise<number> {
+  const rows = await ex
+    .update(messages)
+    .set({
+      status: 'failed',
+      error:
+        'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it',
+      updatedAt: sql`now()`,
+    })
+    .where(
+      tenant.where(
+        messages,
+        eq(messages.phoneNumberId, phoneNumberId),
+        eq(messages.status, 'sending'),
+        sql`${messages.updatedAt} < now() - make_interval(secs => ${olderThanSeconds}::float8)`,
+      ),
+    )
+    .returning({ id: messages.id });
+  return rows.length;
+}
+
+/** Counts per status, and per sending number the queued ones. */
+export async function queueStats(ex: Executor, tenant: Tenant) {
+  const [byStatus, byNumber] = await Promise.all([
+    ex
+      .select({ status: messages.status, n: sql<number>`count(*)::int` })
+      .from(messages)
+      .where(tenant.where(messages, eq(messages.direction, 'outbound')))
+      .groupBy(messages.status),
+    ex
+      .select({
+        phoneNumberId: messages.phoneNumberId,
+        phoneNumber: messages.fromPhoneNumber,
+        queued: sql<number>`count(*)::int`,
+        oldest: sql<Date | null>`min(${messages.createdAt})`,
+      })
+      .from(messages)
+      .where(tenant.where(messages, eq(messages.status, 'queued')))
+      .groupBy(messages.phoneNumberId, messages.fromPhoneNumber)
+      .orderBy(asc(messages.fromPhoneNumber)),
+  ]);
+  return { byStatus, byNumber };
+}
+
+/** Removes the organization's key if it is older than the 24 hours a key is kept. */
+export async function expireIdempotencyKey(ex: Executor, tenant: Tenant, key: string): Promise<void> {
+  await ex
+    .delete(smsIdempotencyKeys)
+    .where(
+      tenant.where(
+        smsIdempotencyKeys,
+        eq(smsIdempotencyKeys.key, key),
+        sql`${smsIdempotencyKeys.createdAt} < now() - interval '24 hours'`,
+      ),
+    );
+}
+
+/**
+ * Claims the key for this request. Returns true when it is ours; false when another request holds
+ * it. A concurrent insert of the same key waits on the primary key until the first transaction ends.
+ */
+export async function claimIdempotencyKey(
+  ex: Executor,
+  tenant: Tenant,
+  key: string,
+  requestHash: string,
+): Promise<boolean> {
+  const rows = await ex
+    .insert(smsIdempotencyKeys)
+    .values({ organizationId: tenant.organizationId, key, requestHash })
+    .onConflictDoNothing()
+    .returning({ key: smsIdempotencyKeys.key });
+  return rows.length === 1;
+}
+
+export async function findIdempotencyKey(ex: Executor, tenant: Tenant, key: string) {
+  const [row] = await ex
+    .select()
+    .from(smsIdempotencyKeys)
+    .where(tenant.where(smsIdempotencyKeys, eq(smsIdempotencyKeys.key, key)));
+  return row;
+}
+
+export async function recordIdempotentAnswer(
+  ex: Executor,
+  tenant: Tenant,
+  key: string,
+  values: { messageId?: string; response: Record<string, unknown> },
+): Promise<void> {
+  await ex
+    .update(smsIdempotencyKeys)
+    .set({ ...(values.messageId ? { messageId: values.messageId } : {}), response: values.response })
+    .where(tenant.where(smsIdempotencyKeys, eq(smsIdempotencyKeys.key, key)));
+}
+
+/** Deletes keys older than 24 hours on the whole platform (the hourly prune job). */
+export async function pruneIdempotencyKeys(ex: Executor): Promise<number> {
+  const rows = await ex
+    .delete(smsIdempotencyKeys)
+    .where(sql`${smsIdempotencyKeys.createdAt} < now() - interval '24 hours'`)
+    .returning({ key: smsIdempotencyKeys.key });
+  return rows.length;
+}
+
+/** Platform-wide lookups for carrier webhooks (trusted only after the signature is verified). */
+export const unscoped = {
+  async messageById(ex: Executor, id: string): Promise<MessageRow | undefined> {
+    const [row] = await ex.select().from(messages).where(eq(messages.id, id)).limit(1);
+    return row;
+  },
+  async messageByProviderId(ex: Executor, provider: string, providerMessageId: string) {
+    const [row] = await ex
+      .select()
+      .from(messages)
+      .where(and(eq(messages.provider, provider), eq(messages.providerMessageId, providerMessageId)))
+      .limit(1);
+    return row;
+  },
+};

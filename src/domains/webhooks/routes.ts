@@ -1,0 +1,164 @@
+/**
+ * /api/v1/organization/webhook-secret and /api/v1/organization/webhook-deliveries: the secret that
+ * signs the organization's outgoing webhooks, the log of every delivery, redelivery and a test event.
+ */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
+import { IdParam, iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { DeliveryRow, WebhookService } from './service.js';
+
+const tags = ['webhooks'];
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
+
+const SecretOut = Type.Object(
+  {
+    webhook_secret: Type.String({
+      description: '`whsec_…`: the HMAC-SHA256 key of X-Switchboard-Signature (docs/webhooks.md)',
+    }),
+  },
+  { title: 'WebhookSecret' },
+);
+
+const DeliveryOut = Type.Object(
+  {
+    id: Type.Integer(),
+    event_id: Type.String({
+      format: 'uuid',
+      description: 'X-Switchboard-Event-Id; the same on every attempt',
+    }),
+    event_type: Type.String(),
+    url: Type.String(),
+    status: Status,
+    attempts: Type.Integer({ description: 'Requests made so far (every round of delivery counts)' }),
+    last_status_code: Nullable(Type.Integer()),
+    last_error: Nullable(Type.String()),
+    payload: Type.Object(
+      {
+        id: Type.String(),
+        type: Type.String(),
+        created_at: Type.String(),
+        organization_id: Type.Integer(),
+        data: OpenObject,
+      },
+      { additionalProperties: true, description: 'The JSON body posted to the receiver' },
+    ),
+    created_at: Timestamp,
+    delivered_at: NullableTimestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'WebhookDelivery' },
+);
+
+function deliveryView(row: DeliveryRow) {
+  return {
+    id: row.id,
+    event_id: row.eventId,
+    event_type: row.eventType,
+    url: row.url,
+    status: row.status,
+    attempts: row.attempts,
+    last_status_code: row.lastStatusCode,
+    last_error: row.lastError,
+    payload: row.payload as {
+      id: string;
+      type: string;
+      created_at: string;
+      organization_id: number;
+      data: Record<string, unknown>;
+    },
+    created_at: iso(row.createdAt),
+    delivered_at: iso(row.deliveredAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+export function webhookRoutes(app: App, webhooks: WebhookService): void {
+  const signedInAdmin = { via: ['jwt', 'cookie'], role: 'admin' } as const;
+  const adminWrite = { role: 'admin', area: 'organization' } as const;
+
+  app.get(
+    '/api/v1/organization/webhook-secret',
+    {
+      config: { access: signedInAdmin },
+      schema: {
+        tags,
+        summary: 'The secret that signs outgoing webhooks (made on first use)',
+        response: { 200: SecretOut },
+      },
+    },
+    async (request) => ({ webhook_secret: await webhooks.secret(principalOf(request).tenant) }),
+  );
+
+  app.post(
+    '/api/v1/organization/webhook-secret/rotate',
+    {
+      config: { access: signedInAdmin },
+      schema: {
+        tags,
+        summary: 'Replace the webhook secret; the old one stops signing at once',
+        response: { 200: SecretOut },
+      },
+    },
+    async (request) => ({ webhook_secret: await webhooks.rotateSecret(principalOf(request).tenant) }),
+  );
+
+  app.get(
+    '/api/v1/organization/webhook-deliveries',
+    {
+      config: { access: access.area('organization') },
+      schema: {
+        tags,
+        summary: 'Every webhook delivery of the organization, newest first',
+        querystring: Type.Object({
+          ...PageQuery,
+          status: Type.Optional(Status),
+          event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        }),
+        response: { 200: Type.Object({ items: Type.Array(DeliveryOut), pagination: PaginationOut }) },
+      },
+    },
+    async (request) => {
+      const page = pageOf(request.query);
+      const { rows, total } = await webhooks.list(principalOf(request).tenant, page, {
+        status: request.query.status,
+        eventType: request.query.event_type,
+      });
+      return { items: rows.map(deliveryView), pagination: paginationView(page, total) };
+    },
+  );
+
+  app.post(
+    '/api/v1/organization/webhook-deliveries/test',
+    {
+      config: { access: adminWrite },
+      schema: {
+        tags,
+        summary: 'Send a signed `webhook.test` event to a URL',
+        body: Type.Object(
+          { url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: DeliveryOut },
+      },
+    },
+    async (request) => deliveryView(await webhooks.sendTest(principalOf(request).tenant, request.body.url)),
+  );
+
+  app.post(
+    '/api/v1/organization/webhook-deliveries/:delivery_id/redeliver',
+    {
+      config: { access: adminWrite },
+      schema: {
+        tags,
+        summary: 'Send a delivered or failed event again (same event id, fresh signature)',
+        params: IdParam('delivery_id'),
+        response: { 200: DeliveryOut },
+      },
+    },
+    async (request) =>
+      deliveryView(await webhooks.redeliver(principalOf(request).tenant, request.params.delivery_id)),
+  );
+}

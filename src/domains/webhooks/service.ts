@@ -1,0 +1,398 @@
+/**
+ * Outgoing webhooks (decisions §5, docs/webhooks.md). `emit` records an event as a delivery row and
+ * queues a `webhook.deliver` job inside the caller's transaction, so an event exists exactly when
+ * the change that caused it commits. The worker signs and posts it; a failed attempt that may
+ * succeed later is thrown so that pg-boss retries it with back-off, and the last attempt (or a
+ * permanent failure) ends the delivery `failed`. Every organization signs with its own secret, made
+ * on first use and sealed at rest.
+ */
+import { randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { Db, Executor } from '../../db/client.js';
+import { Tenant } from '../../db/tenant.js';
+import { conflict, notFound } from '../../http/errors.js';
+import type { Page } from '../../http/pagination.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import { isRetryableStatus } from '../../providers/errors.js';
+import { jobPolicies } from '../../queue/jobs.js';
+import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
+import { VERSION } from '../../version.js';
+import { generateWebhookSecret, signatureHeader } from './signature.js';
+import * as store from './store.js';
+
+export type { DeliveryRow, DeliveryStatus } from './store.js';
+
+export const TEST_EVENT_TYPE = 'webhook.test';
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** How much of a receiver's answer is read before the connection is dropped. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface WebhookEvent {
+  /** The receiver: an assistant's `webhook_url` or `sms_webhook_url`. */
+  url: string;
+  /** Dotted event type, e.g. `call.completed`, `sms.received`, `webhook.test`. */
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** The transaction an event is emitted in: what `JobQueue.transaction` hands its body. */
+export interface EmitScope {
+  tx: Executor;
+  jobs: JobEnqueuer;
+}
+
+export interface WebhookLogger {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+export interface WebhookServiceDeps {
+  db: Db;
+  queue: JobQueue;
+  secrets: SecretBox;
+  log: WebhookLogger;
+  /** ALLOW_PRIVATE_TARGETS: deliver to loopback, private and link-local addresses too. */
+  allowPrivateTargets: boolean;
+  /** Time limit of one attempt, connection to last byte (default 10 s). */
+  timeoutMs?: number;
+  /** Retries after the first attempt (default: the `webhook.deliver` job policy). */
+  retryLimit?: number;
+}
+
+type Outcome =
+  | { ok: true; statusCode: number }
+  | {
+      ok: false;
+      statusCode: number | null;
+      error: string;
+      /** It will not succeed by trying again (refused target, 4xx other than 408 and 429). */
+      permanent: boolean;
+      /** A request was made (false when the target was refused before connecting). */
+      counted: boolean;
+    };
+
+/** An attempt that failed; thrown to the job queue so that it retries. */
+export class DeliveryAttemptFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeliveryAttemptFailed';
+  }
+}
+
+export class WebhookService {
+  readonly #timeoutMs: number;
+  readonly #retryLimit: number;
+
+  constructor(private readonly deps: WebhookServiceDeps) {
+    this.#timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#retryLimit = deps.retryLimit ?? jobPolicies['webhook.deliver'].retryLimit;
+  }
+
+  /**
+   * Records `event` for delivery and queues it in the caller's transaction:
+   * `queue.transaction((tx, jobs) => webhooks.emit({ tx, jobs }, tenant, event))`.
+   */
+  async emit(scope: EmitScope, tenant: Tenant, event: WebhookEvent): Promise<store.DeliveryRow> {
+    if (!/^[a-z0-9_]+(\.[a-z0-9_]+)+$/.test(event.type))
+      throw new Error(`Bad webhook event type ${event.type}`);
+    const eventId = randomUUID();
+    const payload = {
+      id: eventId,
+      type: event.type,
+      created_at: new Date().toISOString(),
+      organization_id: tenant.organizationId,
+      data: event.data,
+    };
+    const row = await store.insertDelivery(scope.tx, tenant, {
+      eventId,
+      eventType: event.type,
+      url: event.url,
+      payload,
+    });
+    await scope.jobs.enqueue('webhook.deliver', { delivery_id: row.id });
+    return row;
+  }
+
+  /** `emit` in a transaction of its own. */
+  async send(tenant: Tenant, event: WebhookEvent): Promise<store.DeliveryRow> {
+    return this.deps.queue.transaction((tx, jobs) => this.emit({ tx, jobs }, tenant, event));
+  }
+
+  /** Emits a `webhook.test` event to `url`. */
+  async sendTest(tenant: Tenant, url: string): Promise<store.DeliveryRow> {
+    return this.send(tenant, {
+      url,
+      type: TEST_EVENT_TYPE,
+      data: { message: 'A test event from Switchboard. If its signature verifies, your endpoint is ready.' },
+    });
+  }
+
+  /** The organization's webhook secret, made (and stored sealed) on first use. */
+  async secret(tenant: Tenant): Promise<string> {
+    return this.#secretOf(this.deps.db, tenant);
+  }
+
+  /** Replaces the secret; every attempt that starts from now on is signed with the new one. */
+  async rotateSecret(tenant: Tenant): Promise<string> {
+    const fresh = generateWebhookSecret();
+    if (!(await store.replaceSecret(this.deps.db, tenant, this.deps.secrets.seal(fresh)))) {
+      throw notFound('Organization not found');
+    }
+    return fresh;
+  }
+
+  async list(
+    tenant: Tenant,
+    page: Page,
+    filter: { status?: store.DeliveryStatus; eventType?: string },
+  ): Promise<{ rows: store.DeliveryRow[]; total: number }> {
+    return store.listDeliveries(this.deps.db, tenant, page, filter);
+  }
+
+  /**
+   * Sends a finished delivery (delivered or failed) again: same event id and payload, a new round of
+   * attempts. 404 for another organization's delivery, 409 while it is still pending.
+   */
+  async redeliver(tenant: Tenant, id: number): Promise<store.DeliveryRow> {
+    return this.deps.queue.transaction(async (tx, jobs) => {
+      const row = await store.reopenDelivery(tx, tenant, id);
+      if (!row) {
+        if (await store.findDelivery(tx, tenant, id)) {
+          throw conflict('This delivery is still pending: it is being sent or waits for its next retry');
+        }
+        throw notFound('Webhook delivery not found');
+      }
+      await jobs.enqueue('webhook.deliver', { delivery_id: row.id });
+      return row;
+    });
+  }
+
+  /**
+   * The `webhook.deliver` worker: one attempt. `job.retryCount` is pg-boss's count of earlier
+   * retries of this job; the attempt with `retryCount` equal to the retry limit is the last.
+   */
+  async deliver(payload: { delivery_id: number }, job: { retryCount: number }): Promise<void> {
+    const row = await store.findDeliveryForWorker(this.deps.db, payload.delivery_id);
+    // Gone with its organization, or already settled by an earlier run of this job.
+    if (row?.status !== 'pending') return;
+    const tenant = new Tenant(row.organizationId);
+    const secret = await this.#secretOf(this.deps.db, tenant);
+    const outcome = await this.#attempt(row, secret);
+    const details = {
+      delivery_id: row.id,
+      event_id: row.eventId,
+      event_type: row.eventType,
+      organization_id: row.organizationId,
+      retry_count: job.retryCount,
+    };
+    if (outcome.ok) {
+      await store.recordDelivered(this.deps.db, row.id, outcome.statusCode);
+      this.deps.log.info({ ...details, status_code: outcome.statusCode }, 'webhook delivered');
+      return;
+    }
+    const final = outcome.permanent || job.retryCount >= this.#retryLimit;
+    await store.recordFailure(this.deps.db, row.id, {
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      final,
+      counted: outcome.counted,
+    });
+    this.deps.log.warn(
+      { ...details, status_code: outcome.statusCode, error: outcome.error, final },
+      final ? 'webhook delivery failed' : 'webhook delivery attempt failed; will retry',
+    );
+    if (!final) throw new DeliveryAttemptFailed(outcome.error);
+  }
+
+  async #attempt(row: store.DeliveryRow, secret: string): Promise<Outcome> {
+    let url: URL;
+    try {
+      url = new URL(row.url);
+    } catch {
+      return { ok: false, statusCode: null, error: 'Invalid URL', permanent: true, counted: false };
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return {
+        ok: false,
+        statusCode: null,
+        error: 'Only http and https URLs',
+        permanent: true,
+        counted: false,
+      };
+    }
+    const target = await resolveTarget(url, this.deps.allowPrivateTargets);
+    if (!target.ok) return { ...target, statusCode: null, counted: false };
+
+    const body = JSON.stringify(row.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': `Switchboard-Webhooks/${VERSION}`,
+      'x-switchboard-event-id': row.eventId,
+      'x-switchboard-event-type': row.eventType,
+      'x-switchboard-timestamp': String(timestamp),
+      'x-switchboard-signature': signatureHeader(secret, timestamp, body),
+    };
+    try {
+      const { statusCode, statusMessage } = await post(url, target, headers, body, this.#timeoutMs);
+      if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode };
+      return {
+        ok: false,
+        statusCode,
+        error: `The receiver answered ${statusCode}${statusMessage ? ` ${statusMessage}` : ''}`.slice(0, 200),
+        // Redirects are not followed; 4xx other than 408 and 429 will not change by retrying.
+        permanent: !isRetryableStatus(statusCode),
+        counted: true,
+      };
+    } catch (error) {
+      const timedOut = error instanceof AttemptTimeout;
+      const code = (error as NodeJS.ErrnoException).code;
+      return {
+        ok: false,
+        statusCode: null,
+        error: timedOut
+          ? `No answer within ${Math.round(this.#timeoutMs / 1000)} s`
+          : `Could not reach the receiver: ${code ?? (error as Error).message}`.slice(0, 200),
+        permanent: false,
+        counted: true,
+      };
+    }
+  }
+
+  async #secretOf(ex: Executor, tenant: Tenant): Promise<string> {
+    const sealed = await store.findSealedSecret(ex, tenant);
+    if (sealed) return this.deps.secrets.open(sealed);
+    const fresh = generateWebhookSecret();
+    if (await store.storeSecretIfMissing(ex, tenant, this.deps.secrets.seal(fresh))) return fresh;
+    // Someone else made it first (or the organization is gone).
+    const stored = await store.findSealedSecret(ex, tenant);
+    if (!stored) throw notFound('Organization not found');
+    return this.deps.secrets.open(stored);
+  }
+}
+
+/** Addresses a webhook may not reach unless ALLOW_PRIVATE_TARGETS is true. */
+const PRIVATE_RANGES: Array<[string, number, 'ipv4' | 'ipv6']> = [
+  ['0.0.0.0', 8, 'ipv4'], // "this" network
+  ['10.0.0.0', 8, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'], // carrier-grade NAT
+  ['127.0.0.0', 8, 'ipv4'], // loopback
+  ['169.254.0.0', 16, 'ipv4'], // link-local, cloud metadata
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.0.0.0', 24, 'ipv4'], // IETF protocol assignments
+  ['192.168.0.0', 16, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'], // benchmarking
+  ['224.0.0.0', 4, 'ipv4'], // multicast
+  ['240.0.0.0', 4, 'ipv4'], // reserved, broadcast
+  ['::', 128, 'ipv6'], // unspecified
+  ['::1', 128, 'ipv6'], // loopback
+  ['fc00::', 7, 'ipv6'], // unique local
+  ['fe80::', 10, 'ipv6'], // link-local
+  ['ff00::', 8, 'ipv6'], // multicast
+];
+const privateAddresses = new BlockList();
+for (const [network, prefix, family] of PRIVATE_RANGES) privateAddresses.addSubnet(network, prefix, family);
+
+/** Loopback, private, link-local and other non-public addresses (IPv4-mapped IPv6 included). */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return privateAddresses.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+type Target =
+  | { ok: true; address: string; family: number }
+  | { ok: false; error: string; permanent: boolean };
+
+/**
+ * Resolves the host's addresses before connecting: any private one refuses the target (unless
+ * allowed), and the connection then goes to the address that was checked, so a second DNS answer
+ * cannot swap in another.
+ */
+async function resolveTarget(url: URL, allowPrivate: boolean): Promise<Target> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: Array<{ address: string; family: number }>;
+  if (isIP(host)) {
+    addresses = [{ address: host, family: isIP(host) }];
+  } else {
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch (error) {
+      return {
+        ok: false,
+        error: `Could not resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? 'lookup failed'}`,
+        permanent: false,
+      };
+    }
+  }
+  const first = addresses[0];
+  if (!first) return { ok: false, error: `Could not resolve ${host}`, permanent: false };
+  if (!allowPrivate) {
+    const blocked = addresses.find((a) => isPrivateAddress(a.address));
+    if (blocked) {
+      return {
+        ok: false,
+        error: `Refused: ${host} resolves to ${blocked.address}, a loopback, private or link-local address (ALLOW_PRIVATE_TARGETS is false)`,
+        permanent: true,
+      };
+    }
+  }
+  return { ok: true, address: first.address, family: first.family };
+}
+
+class AttemptTimeout extends Error {}
+
+/** POSTs `body` to `url` over a connection to `target`; resolves once the answer has been read. */
+function post(
+  url: URL,
+  target: { address: string; family: number },
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ statusCode: number; statusMessage: string }> {
+  const pinned: LookupFunction = (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = client.request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: pinned,
+      agent: false,
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      request.destroy(new AttemptTimeout());
+    }, timeoutMs);
+    const finish = (error: Error | null, result?: { statusCode: number; statusMessage: string }) => {
+      clearTimeout(timer);
+      if (timedOut) reject(new AttemptTimeout());
+      else if (error) reject(error);
+      else if (result) resolve(result);
+    };
+    request.on('error', (error) => finish(error));
+    request.on('response', (response) => {
+      const result = { statusCode: response.statusCode ?? 0, statusMessage: response.statusMessage ?? '' };
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        // Enough: the status is all that counts.
+        if (read > MAX_RESPONSE_BYTES) {
+          response.destroy();
+          finish(null, result);
+        }
+      });
+      response.on('end', () => finish(null, result));
+      // Closed before the end of the answer: its status was still given.
+      response.on('close', () => finish(null, result));
+      response.on('error', () => finish(null, result));
+    });
+    request.end(body);
+  });
+}
