@@ -4,22 +4,7 @@
  * Checks the invariant after each: the balance equals the sum of the ledger.
  */
 import { markEmailVerified } from '../src/domains/identity/store.js';
-import { startBenchPlatform, table } from './support.js';
-
-async function timed(
-  total: number,
-  concurrency: number,
-  op: (i: number) => Promise<unknown>,
-): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await op(next++);
-    }),
-  );
-  return total / ((performance.now() - started) / 1000);
-}
+import { startBenchPlatform, table, timed } from './support.js';
 
 export async function run(args: string[]): Promise<void> {
   const total = Number(args[0] ?? 2000);

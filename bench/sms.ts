@@ -7,22 +7,7 @@
  */
 import { markEmailVerified } from '../src/domains/identity/store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { startBenchPlatform, table } from './support.js';
-
-async function timed(
-  total: number,
-  concurrency: number,
-  op: (i: number) => Promise<unknown>,
-): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await op(next++);
-    }),
-  );
-  return total / ((performance.now() - started) / 1000);
-}
+import { startBenchPlatform, table, timed } from './support.js';
 
 export async function run(args: string[]): Promise<void> {
   const total = Number(args[0] ?? 1000);

@@ -2,17 +2,17 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
+import { freePort } from '../src/lib/net.js';
 import { createPlatform, type Platform } from '../src/platform.js';
+import { adminQuery } from '../test/support/template.js';
 
 const run = promisify(execFile);
 const AUTOCANNON = fileURLToPath(new URL('../node_modules/autocannon/autocannon.js', import.meta.url));
@@ -22,26 +22,6 @@ export interface BenchPlatform {
   platform: Platform;
   baseUrl: string;
   close(): Promise<void>;
-}
-
-/** Runs one statement on the server of `adminUrl` (database creation and removal). */
-async function adminQuery(adminUrl: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A free loopback port (taken by a throwaway server, then released for the platform). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
 }
 
 /**
@@ -131,4 +111,20 @@ export function median(values: number[]): number {
 
 export function table(rows: Array<Record<string, string | number>>): void {
   console.table(rows);
+}
+
+/** Runs `op` `total` times from `concurrency` concurrent loops; answers operations per second. */
+export async function timed(
+  total: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
+  return total / ((performance.now() - started) / 1000);
 }

@@ -4,7 +4,6 @@
  * DATA_DIR for mail files, and the log lines it wrote.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -13,6 +12,7 @@ import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { loggerOptions } from '../../src/http/logging.js';
+import { freePort } from '../../src/lib/net.js';
 import { createPlatform, type Platform } from '../../src/platform.js';
 import { adminQuery, databaseUrl, uniqueName } from './template.js';
 
@@ -69,15 +69,6 @@ export interface TestPlatformOptions {
    * simulators posting webhooks) can reach the platform. `baseUrl` is then set.
    */
   listen?: boolean;
-}
-
-/** A free loopback port (taken by a throwaway server, then released for the platform). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
 }
 
 export async function startTestPlatform(

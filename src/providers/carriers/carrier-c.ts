@@ -15,11 +15,13 @@
  *
  * Numbers go on the wire in E.164 without the leading `+`; events coming back are given the `+` again.
  */
+
 import { createHmac, createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
+import { smsSegments } from '../../lib/sms-segments.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
 import type {
@@ -484,29 +486,4 @@ export function wireNumber(number: string): string {
 /** A number from the carrier in our E.164 form; alphanumeric sender ids stay as they are. */
 export function e164(number: string): string {
   return /^\d{6,15}$/.test(number) ? `+${number}` : number;
-}
-
-const GSM_BASIC = new Set(
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
-);
-const GSM_EXTENDED = new Set('^{}\\[~]|€\f');
-
-/**
- * How many SMS parts a text takes: GSM-7 (extension characters count two) fits 160 in one part and
- * 153 per part when split; anything else is UCS-2, 70 in one part and 67 per part.
- */
-export function smsSegments(body: string): number {
-  let septets = 0;
-  let gsm = true;
-  for (const char of body) {
-    if (GSM_BASIC.has(char)) septets += 1;
-    else if (GSM_EXTENDED.has(char)) septets += 2;
-    else {
-      gsm = false;
-      break;
-    }
-  }
-  if (gsm) return septets <= 160 ? 1 : Math.ceil(septets / 153);
-  const units = body.length;
-  return units <= 70 ? 1 : Math.ceil(units / 67);
 }
