@@ -13,6 +13,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
 import { timestamps } from './columns.js';
+import { assistantGraphs } from './graphs.js';
 import { organizationColumn } from './identity.js';
 
 export const phoneNumbers = pgTable(
@@ -25,7 +26,7 @@ export const phoneNumbers = pgTable(
     provider: text('provider').notNull(),
     friendlyName: text('friendly_name'),
     assistantId: integer('assistant_id'),
-    /** The graph routing this number; its foreign key arrives with the graphs table. */
+    /** The graph routing this number (its entry assistant answers). */
     graphId: integer('graph_id'),
     /** null: the carrier-typical default for the number's kind (phone-numbers/service.ts). */
     smsRatePerSecond: doublePrecision('sms_rate_per_second'),
@@ -43,6 +44,12 @@ export const phoneNumbers = pgTable(
       name: 'phone_numbers_assistant_fk',
       columns: [t.organizationId, t.assistantId],
       foreignColumns: [assistants.organizationId, assistants.id],
+    }),
+    // The graph likewise: of the same organization, and not deleted while a number routes to it.
+    foreignKey({
+      name: 'phone_numbers_graph_fk',
+      columns: [t.organizationId, t.graphId],
+      foreignColumns: [assistantGraphs.organizationId, assistantGraphs.id],
     }),
     check('phone_numbers_one_target', sql`${t.assistantId} is null or ${t.graphId} is null`),
     check(
