@@ -17,6 +17,8 @@ import { billingRoutes } from './domains/billing/routes.js';
 import { callRoutes } from './domains/calls/routes.js';
 import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
+import { graphRoutes } from './domains/graphs/routes.js';
+import { graphSessionRoutes } from './domains/graphs/session-routes.js';
 import { identityRoutes } from './domains/identity/routes.js';
 import { llmPresetRoutes } from './domains/llm-presets/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
@@ -127,6 +129,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   fallbackKeyRoutes(app, deps.services.fallbackKeys);
   assistantRoutes(app, deps.services.assistants);
   phoneNumberRoutes(app, deps.services.phoneNumbers);
+  graphRoutes(app, deps.services.graphs);
+  graphSessionRoutes(app, { sessions: deps.services.graphSessions, analytics: deps.services.graphAnalytics });
   callRoutes(app, deps.services.calls);
   smsRoutes(app, deps.services.sms);
   await carrierWebhookRoutes(app, {

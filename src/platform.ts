@@ -15,6 +15,9 @@ import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
+import { GraphAnalyticsService } from './domains/graphs/analytics.js';
+import { GraphService } from './domains/graphs/service.js';
+import { GraphSessionService } from './domains/graphs/sessions.js';
 import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
@@ -56,6 +59,9 @@ export interface Services {
   fallbackKeys: FallbackKeyService;
   assistants: AssistantService;
   phoneNumbers: PhoneNumberService;
+  graphs: GraphService;
+  graphSessions: GraphSessionService;
+  graphAnalytics: GraphAnalyticsService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -159,6 +165,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
     assistants: new AssistantService({ db: database.db, secrets }),
     phoneNumbers: new PhoneNumberService({ db: database.db }),
+    graphs: new GraphService({ db: database.db }),
+    graphSessions: new GraphSessionService({ db: database.db }),
+    graphAnalytics: new GraphAnalyticsService({ db: database.db }),
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,

@@ -213,6 +213,79 @@ describe('placing a call', () => {
     expect((await callRow(response.json().call_id)).assistantId).toBe(other.json().id);
   });
 
+  it("a number routed to a graph uses the graph's entry assistant", async () => {
+    const org = await organization();
+    const assistant = async (name: string) => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/assistants',
+        headers: org.admin.headers,
+        payload: { name },
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      return response.json().id as number;
+    };
+    const billing = await assistant('Billing');
+    const reception = await assistant('Reception');
+    const graph = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/assistant-graphs',
+      headers: org.admin.headers,
+      payload: {
+        name: 'Front desk',
+        // The entry node is not the first one, and its assistant is not the number's former one.
+        nodes: [
+          { assistant_id: billing, node_type: 'standard' },
+          { assistant_id: reception, node_type: 'entry' },
+        ],
+        edges: [{ from_node_id: 1, to_node_id: 0, condition_type: 'intent', intent_pattern: 'billing' }],
+      },
+    });
+    expect(graph.statusCode, graph.body).toBe(201);
+    const routed = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/phone-numbers/${org.numberId}`,
+      headers: org.admin.headers,
+      payload: { graph_id: graph.json().id },
+    });
+    expect(routed.statusCode, routed.body).toBe(200);
+    expect(routed.json()).toMatchObject({ graph_id: graph.json().id, assistant_id: null });
+
+    const response = await initiate(org.admin.headers, {
+      from_phone_number: org.number,
+      to_phone_number: nextNumber(),
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect((await callRow(response.json().call_id)).assistantId).toBe(reception);
+    // assistant_id still wins over the graph.
+    const named = await initiate(org.admin.headers, {
+      from_phone_number: org.number,
+      to_phone_number: nextNumber(),
+      assistant_id: billing,
+    });
+    expect(named.statusCode, named.body).toBe(200);
+    expect((await callRow(named.json().call_id)).assistantId).toBe(billing);
+
+    // An inbound call to the number is answered too, by the graph's entry assistant.
+    const caller = nextNumber();
+    const inbound = await sim.placeInboundCall({
+      voiceUrl: `${t.baseUrl}/webhooks/carrier_a/voice`,
+      accountSid: org.account.account_sid,
+      from: caller,
+      to: org.number,
+    });
+    expect(inbound.answer?.status, inbound.answer?.body).toBe(200);
+    expect(inbound.answer?.body).toContain('<Connect><Stream url=');
+    const [row] = await t.database.db.select().from(calls).where(eq(calls.callSid, inbound.callSid));
+    expect(row).toMatchObject({
+      direction: 'inbound',
+      status: 'ringing',
+      assistantId: reception,
+      customerPhoneNumber: caller,
+      toPhoneNumber: org.number,
+    });
+  });
+
   it('accepts an API key with calls read_write', async () => {
     const org = await organization();
     const key = await f.apiKey(org.admin, { permissions: { calls: 'read_write' } });

@@ -203,7 +203,11 @@ describe('the switchboard binary', () => {
   const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' };
 
   it('prints the OpenAPI document', async () => {
-    const { stdout } = await run(process.execPath, [BIN, 'openapi'], { cwd: ROOT, env });
+    const { stdout } = await run(process.execPath, [BIN, 'openapi'], {
+      cwd: ROOT,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const document = JSON.parse(stdout);
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths)).toContain('/api/v1/auth/login');

@@ -2,7 +2,7 @@
  * Phone numbers: POST/GET /api/v1/phone-numbers and GET/PUT/DELETE /api/v1/phone-numbers/{id}.
  * The response shape, E.164 normalisation, providers, is_toll_free and the SMS rate defaults, one
  * test per validation rule, platform-wide uniqueness (also across formats and under concurrency),
- * routing to an assistant (own organization only; graphs not yet), listing with its filters, who
+ * routing to an assistant or a graph (own organization only), listing with its filters, who
  * may (not) touch which number, and the assistant that cannot be deleted while a number routes to
  * it. The tests share one platform; each creates the users (and numbers) it needs.
  */
@@ -98,6 +98,19 @@ async function createAssistant(user: TestUser): Promise<{ id: number; name: stri
     url: '/api/v1/assistants',
     headers: user.headers,
     payload: { name: `Router ${assistantSerial}` },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json();
+}
+
+/** A graph of one entry node (its own assistant). */
+async function createGraph(user: TestUser): Promise<{ id: number }> {
+  const assistant = await createAssistant(user);
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/assistant-graphs',
+    headers: user.headers,
+    payload: { name: `Flow ${assistant.id}`, nodes: [{ assistant_id: assistant.id, node_type: 'entry' }] },
   });
   expect(response.statusCode, response.body).toBe(201);
   return response.json();
@@ -504,19 +517,88 @@ describe('routing: assistant_id and graph_id', () => {
     expect((await list(user.headers)).headers['x-total-count']).toBe('0');
   });
 
-  it('refuses any non-null graph_id (422 at graph_id): graphs do not exist yet', async () => {
+  it('routes to an own graph on POST and PUT; PUT {graph_id: null} unroutes', async () => {
     const user = await f.user();
-    expectValidation(
-      await create(user.headers, { phone_number: longCode(), provider: 'carrier_a', graph_id: 1 }),
-      ['body', 'graph_id'],
-    );
-    const created = await createNumber(user);
-    expectValidation(await update(user.headers, created.id, { graph_id: 1 }), ['body', 'graph_id']);
-    expectValidation(await update(user.headers, created.id, { graph_id: 0 }), ['body', 'graph_id']);
-    const cleared = await update(user.headers, created.id, { graph_id: null });
+    const graph = await createGraph(user);
+    const routed = await createNumber(user, { graph_id: graph.id });
+    expect(routed).toMatchObject({ graph_id: graph.id, assistant_id: null, assistant_name: null });
+    expect((await get(user.headers, routed.id)).json()).toEqual(routed);
+    const second = await createGraph(user);
+    const plain = await createNumber(user);
+    const moved = await update(user.headers, plain.id, { graph_id: second.id });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json()).toMatchObject({ graph_id: second.id, assistant_id: null });
+    expect((await storedRow(plain.id))?.graphId).toBe(second.id);
+    const cleared = await update(user.headers, plain.id, { graph_id: null });
     expect(cleared.statusCode, cleared.body).toBe(200);
     expect(cleared.json().graph_id).toBeNull();
+  });
+
+  it('routing to a graph ends routing to an assistant, and the other way round', async () => {
+    const user = await f.user();
+    const assistant = await createAssistant(user);
+    const graph = await createGraph(user);
+    const routed = await createNumber(user, { assistant_id: assistant.id });
+    const toGraph = await update(user.headers, routed.id, { graph_id: graph.id });
+    expect(toGraph.statusCode, toGraph.body).toBe(200);
+    expect(toGraph.json()).toMatchObject({ graph_id: graph.id, assistant_id: null, assistant_name: null });
+    const back = await update(user.headers, routed.id, { assistant_id: assistant.id });
+    expect(back.json()).toMatchObject({ graph_id: null, assistant_id: assistant.id });
+  });
+
+  it("refuses another organization's graph, an unknown or deleted graph and ids out of range (422 at graph_id)", async () => {
+    const user = await f.user();
+    const stranger = await f.user();
+    const theirs = await createGraph(stranger);
+    const gone = await createGraph(user);
+    expect(
+      (
+        await t.app.inject({
+          method: 'DELETE',
+          url: `/api/v1/assistant-graphs/${gone.id}`,
+          headers: user.headers,
+        })
+      ).statusCode,
+    ).toBe(204);
+    for (const graph_id of [theirs.id, gone.id, 2_147_483_647]) {
+      const response = await create(user.headers, {
+        phone_number: longCode(),
+        provider: 'carrier_a',
+        graph_id,
+      });
+      expectValidation(response, ['body', 'graph_id']);
+      expect(response.json().detail[0].msg).toBe('No graph with this id in your organization');
+    }
+    for (const graph_id of [0, -1, 'abc']) {
+      expectValidation(
+        await create(user.headers, { phone_number: longCode(), provider: 'carrier_a', graph_id }),
+        ['body', 'graph_id'],
+      );
+    }
+    const created = await createNumber(user);
+    expectValidation(await update(user.headers, created.id, { graph_id: theirs.id }), ['body', 'graph_id']);
+    expectValidation(await update(user.headers, created.id, { graph_id: 0 }), ['body', 'graph_id']);
+    expect((await get(user.headers, created.id)).json()).toEqual(created);
     expect((await list(user.headers)).headers['x-total-count']).toBe('1');
+  });
+
+  it('a graph a number routes to cannot be deleted (409 naming the number)', async () => {
+    const user = await f.user();
+    const graph = await createGraph(user);
+    const routed = await createNumber(user, { graph_id: graph.id });
+    const refused = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/assistant-graphs/${graph.id}`,
+      headers: user.headers,
+    });
+    expectError(refused, 409, new RegExp(`phone number \\${routed.phone_number} \\(id ${routed.id}\\)`));
+    expect((await remove(user.headers, routed.id)).statusCode).toBe(204);
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/assistant-graphs/${graph.id}`,
+      headers: user.headers,
+    });
+    expect(deleted.statusCode, deleted.body).toBe(204);
   });
 
   it('refuses assistant_id and graph_id both set (422), and keeps the routing', async () => {

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tenant } from '../src/db/tenant.js';
 import { SecretBox } from '../src/lib/secrets.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
@@ -406,6 +407,40 @@ beforeAll(async () => {
   messageIds.push(sent.json().message_id);
 });
 
+/** A graph whose nodes are the assistants above, and a conversation session of it with a call SID. */
+const graphIds: number[] = [];
+const callSids: string[] = [];
+beforeAll(async () => {
+  const graph = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/assistant-graphs',
+    headers: admin.headers,
+    payload: {
+      name: 'routes to the secret holders',
+      nodes: [
+        { assistant_id: assistantIds[0], node_type: 'entry', position: { x: 0, y: 0 } },
+        { assistant_id: assistantIds[1], node_type: 'exit', position: { x: 1, y: 0 } },
+      ],
+      edges: [{ from_node_id: 0, to_node_id: 1, condition_type: 'intent', intent_pattern: 'bye' }],
+    },
+  });
+  const created = await expectCreated(graph);
+  expect(leaks(responseText(graph))).toEqual([]);
+  graphIds.push(created.id);
+  const tenant = new Tenant(admin.organizationId);
+  const session = await t.platform.services.graphSessions.start(tenant, {
+    graphId: created.id,
+    callSid: 'CA-visible-session',
+    context: { customer: 'visible' },
+  });
+  await t.platform.services.graphSessions.transition(tenant, session.id, {
+    toNodeId: created.nodes[1].id,
+    edgeId: created.edges[0].id,
+    reason: 'keyword "bye"',
+  });
+  callSids.push('CA-visible-session');
+});
+
 describe('every GET operation of the OpenAPI document', () => {
   let operations: Operation[];
   beforeAll(async () => {
@@ -428,6 +463,8 @@ describe('every GET operation of the OpenAPI document', () => {
       phone_number_id: phoneNumberIds.map(String),
       message_id: messageIds,
       token: [invitationToken],
+      graph_id: graphIds.map(String),
+      call_sid: callSids,
     };
     const queryValues: Record<string, string> = { token: emailToken, page: '1', per_page: '50' };
     let urls = [operation.path];

@@ -747,7 +747,9 @@ describe('rate', () => {
       .sort((a, b) => a - b);
     // The carrier saw them over at least 19 / 5 s, never two in quick succession, in the order sent.
     expect(at[19]! - at[0]!).toBeGreaterThanOrEqual(3800);
-    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(180);
+    // Sends start 1.02 / rate + 5 ms apart; arrivals vary by the way there (tens of ms on a busy
+    // machine), but never come in a burst.
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(120);
     expect(
       atSim(org.number)
         .sort((a, b) => a.at - b.at)

@@ -3,6 +3,7 @@
 export * from './accounts.js';
 export * from './assistants.js';
 export * from './billing.js';
+export * from './campaigns.js';
 export * from './graphs.js';
 export * from './identity.js';
 export * from './messaging.js';

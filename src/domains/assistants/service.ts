@@ -10,6 +10,7 @@ import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../.
 import { toE164 } from '../../lib/phone.js';
 import { maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import { graphsUsingAssistant } from '../graphs/store.js';
 import { numbersOfAssistant } from '../phone-numbers/store.js';
 import { CONFIG_FIELDS, SECRET_PATHS, TTS_A_DEFAULTS, takesKeyterms, takesKeywords } from './schemas.js';
 import * as store from './store.js';
@@ -105,16 +106,25 @@ export class AssistantService {
       if (!(await store.deleteAssistant(this.deps.db, principal.tenant, id)))
         throw notFound('Assistant not found');
     } catch (error) {
-      // A number was routed to it between the check and the delete.
+      // A number or graph node started using it between the check and the delete.
       if (isForeignKeyViolation(error)) throw inUse(await this.#usersOf(principal, id));
       throw error;
     }
   }
 
-  /** What routes to the assistant, as "phone number +1… (id 3)" phrases. */
+  /** What routes to the assistant, as "phone number +1… (id 3)" and "graph "Support" (id 4, nodes 7, 9)" phrases. */
   async #usersOf(principal: Principal, id: number): Promise<string[]> {
-    const numbers = await numbersOfAssistant(this.deps.db, principal.tenant, id);
-    return numbers.map((n) => `phone number ${n.phoneNumber} (id ${n.id})`);
+    const [numbers, graphs] = await Promise.all([
+      numbersOfAssistant(this.deps.db, principal.tenant, id),
+      graphsUsingAssistant(this.deps.db, principal.tenant, id),
+    ]);
+    return [
+      ...numbers.map((n) => `phone number ${n.phoneNumber} (id ${n.id})`),
+      ...graphs.map(
+        (g) =>
+          `graph ${JSON.stringify(g.graphName)} (id ${g.graphId}, ${g.nodeIds.length === 1 ? 'node' : 'nodes'} ${g.nodeIds.join(', ')})`,
+      ),
+    ];
   }
 
   #view(row: store.AssistantRow): AssistantView {

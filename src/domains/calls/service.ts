@@ -18,6 +18,7 @@ import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls } from '../assistants/store.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
+import { entryAssistantOf } from '../graphs/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
 import * as store from './store.js';
@@ -157,7 +158,8 @@ export class CallService {
       assistantId = body.assistant_id;
     } else {
       assistantId = number.assistantId;
-      // Graph-routed numbers resolve to the graph's entry assistant once graphs exist.
+      if (assistantId === null && number.graphId !== null)
+        assistantId = (await entryAssistantOf(db, tenant, number.graphId)) ?? null;
     }
     if (assistantId === null) throw notFound(`No assistant for the phone number ${from}`);
 

@@ -14,6 +14,7 @@ import type { Carriers } from '../../providers/carriers/index.js';
 import type { CarrierAdapter, CarrierId, IncomingWebhook } from '../../providers/carriers/types.js';
 import type { CallService } from '../calls/service.js';
 import * as callStore from '../calls/store.js';
+import { entryAssistantOf } from '../graphs/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { SmsService } from '../sms/service.js';
 import * as smsStore from '../sms/store.js';
@@ -131,6 +132,12 @@ export class CarrierWebhookService {
     if (!ourNumber) return undefined;
     const number = await callStore.unscoped.phoneNumber(this.deps.db, ourNumber);
     if (!number || number.provider !== adapter.id) return undefined;
-    return { organizationId: number.organizationId, assistantId: number.assistantId, number };
+    // A graph-routed number is answered by the graph's entry assistant.
+    const assistantId =
+      number.assistantId ??
+      (number.graphId !== null
+        ? ((await entryAssistantOf(this.deps.db, new Tenant(number.organizationId), number.graphId)) ?? null)
+        : null);
+    return { organizationId: number.organizationId, assistantId, number: { ...number, assistantId } };
   }
 }

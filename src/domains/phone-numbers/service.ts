@@ -9,6 +9,7 @@ import type { Principal } from '../../http/access.js';
 import { conflict, invalidField, notFound, type ValidationFailed } from '../../http/errors.js';
 import { isTollFree, toE164 } from '../../lib/phone.js';
 import { findAssistant } from '../assistants/store.js';
+import { findGraph } from '../graphs/store.js';
 import * as store from './store.js';
 
 /**
@@ -98,10 +99,8 @@ export class PhoneNumberService {
       values.assistantId = input.assistant_id;
     }
     if (input.graph_id !== undefined) {
-      // Graphs arrive with the graph routing capability; until then no graph id can name one.
-      if (input.graph_id !== null)
-        throw invalidField(['body', 'graph_id'], 'No graph with this id in your organization');
-      values.graphId = null;
+      if (input.graph_id !== null && !(await findGraph(ex, tenant, input.graph_id))) throw unknownGraph();
+      values.graphId = input.graph_id;
     }
     return values;
   }
@@ -112,8 +111,9 @@ export class PhoneNumberService {
       return await write();
     } catch (error) {
       if (isUniqueViolation(error)) throw alreadyRegistered(String(values.phoneNumber));
-      // The assistant was deleted between the check and the write.
-      if (isForeignKeyViolation(error)) throw unknownAssistant();
+      // The assistant or graph was deleted between the check and the write.
+      if (isForeignKeyViolation(error))
+        throw constraintOf(error) === 'phone_numbers_graph_fk' ? unknownGraph() : unknownAssistant();
       throw error;
     }
   }
@@ -121,6 +121,19 @@ export class PhoneNumberService {
 
 function alreadyRegistered(phoneNumber: string) {
   return conflict(`Phone number ${phoneNumber} is already registered`);
+}
+
+function unknownGraph(): ValidationFailed {
+  return invalidField(['body', 'graph_id'], 'No graph with this id in your organization');
+}
+
+/** The name of the constraint a database error reports (pg and PGlite both set `constraint`). */
+function constraintOf(error: unknown): string | undefined {
+  for (let current: unknown = error; current; current = (current as { cause?: unknown }).cause) {
+    const name = (current as { constraint?: unknown }).constraint;
+    if (typeof name === 'string') return name;
+  }
+  return undefined;
 }
 
 function unknownAssistant(): ValidationFailed {

@@ -1,0 +1,147 @@
+/**
+ * Reading conversation sessions and graph analytics:
+ * GET /api/v1/assistant-graphs/{graph_id}/sessions, GET /api/v1/assistant-graphs/sessions/{call_sid}
+ * and GET /api/v1/assistant-graphs/{graph_id}/analytics. `sessions` is a static segment, so the
+ * router prefers it to the integer `{graph_id}` of the graph routes: both resolve.
+ */
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { Id, iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { GraphAnalyticsService } from './analytics.js';
+import type { GraphSessionDetails, GraphSessionService } from './sessions.js';
+
+const tags = ['assistant-graphs'];
+
+const SessionOut = Type.Object(
+  {
+    id: Type.Integer(),
+    call_sid: Nullable(Type.String()),
+    graph_id: Type.Integer(),
+    current_node_id: Nullable(Type.Integer()),
+    context: OpenObject,
+    started_at: Timestamp,
+    ended_at: NullableTimestamp,
+    is_active: Type.Boolean({ description: 'True until ended_at is set' }),
+    current_assistant_name: Nullable(Type.String()),
+    graph_name: Type.String(),
+  },
+  { title: 'GraphSession' },
+);
+
+const TransitionUsageOut = Type.Object({
+  from_node: Type.String(),
+  to_node: Type.String(),
+  count: Type.Integer(),
+  percentage: Type.Number({ description: 'Share of all transitions in the period, 0 to 100' }),
+});
+
+const NodeUsageOut = Type.Object({
+  node_name: Type.String(),
+  sessions_started: Type.Integer({ description: 'Distinct sessions that entered the node' }),
+  avg_time_in_node: Type.Number({ description: 'Seconds per finished visit' }),
+  exit_rate: Type.Number({
+    description: 'Sessions that ended at the node / sessions that entered it (0 to 1)',
+  }),
+});
+
+const AnalyticsOut = Type.Object(
+  {
+    graph_id: Type.Integer(),
+    graph_name: Type.String(),
+    period_days: Type.Integer(),
+    total_sessions: Type.Integer(),
+    total_transitions: Type.Integer(),
+    avg_session_duration: Type.Number({ description: 'Seconds, over ended sessions' }),
+    most_used_transitions: Type.Array(TransitionUsageOut),
+    node_usage_stats: Type.Record(Type.String({ pattern: '^[0-9]+$' }), NodeUsageOut, {
+      description: 'Keyed by node id',
+    }),
+  },
+  { title: 'GraphAnalytics' },
+);
+
+function sessionView(row: GraphSessionDetails) {
+  return {
+    id: row.id,
+    call_sid: row.callSid,
+    graph_id: row.graphId,
+    current_node_id: row.currentNodeId,
+    context: row.context,
+    started_at: iso(row.startedAt),
+    ended_at: iso(row.endedAt),
+    is_active: row.endedAt === null,
+    current_assistant_name: row.currentAssistantName,
+    graph_name: row.graphName,
+  };
+}
+
+export function graphSessionRoutes(
+  app: App,
+  deps: { sessions: GraphSessionService; analytics: GraphAnalyticsService },
+): void {
+  const config = { access: access.area('graphs') };
+
+  app.get(
+    '/api/v1/assistant-graphs/:graph_id/sessions',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "A graph's conversation sessions, most recently started first (total in X-Total-Count)",
+        params: Type.Object({ graph_id: Id }),
+        querystring: Type.Object({
+          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          active_only: Type.Optional(
+            Type.Boolean({ default: false, description: 'true: only sessions still going' }),
+          ),
+        }),
+        response: { 200: Type.Array(SessionOut) },
+      },
+    },
+    async (request, reply) => {
+      const { rows, total } = await deps.sessions.list(principalOf(request).tenant, request.params.graph_id, {
+        skip: request.query.skip ?? 0,
+        limit: request.query.limit ?? 100,
+        activeOnly: request.query.active_only ?? false,
+      });
+      reply.header('X-Total-Count', total);
+      return rows.map(sessionView);
+    },
+  );
+
+  app.get(
+    '/api/v1/assistant-graphs/sessions/:call_sid',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'The conversation session of a call SID (the latest, should the call have had several)',
+        params: Type.Object({ call_sid: Type.String({ minLength: 1, maxLength: 256 }) }),
+        response: { 200: SessionOut },
+      },
+    },
+    async (request) =>
+      sessionView(await deps.sessions.byCallSid(principalOf(request).tenant, request.params.call_sid)),
+  );
+
+  app.get(
+    '/api/v1/assistant-graphs/:graph_id/analytics',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'How conversations walked the graph: sessions started in the last `days`',
+        params: Type.Object({ graph_id: Id }),
+        querystring: Type.Object({
+          days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 30 })),
+        }),
+        response: { 200: AnalyticsOut },
+      },
+    },
+    async (request) =>
+      deps.analytics.compute(principalOf(request).tenant, request.params.graph_id, request.query.days ?? 30),
+  );
+}
