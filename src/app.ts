@@ -15,6 +15,7 @@ import { apiKeyRoutes } from './domains/api-keys/routes.js';
 import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
 import { callRoutes } from './domains/calls/routes.js';
+import { campaignRoutes } from './domains/campaigns/routes.js';
 import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
 import { graphRoutes } from './domains/graphs/routes.js';
@@ -131,6 +132,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   phoneNumberRoutes(app, deps.services.phoneNumbers);
   graphRoutes(app, deps.services.graphs);
   graphSessionRoutes(app, { sessions: deps.services.graphSessions, analytics: deps.services.graphAnalytics });
+  campaignRoutes(app, deps.services.campaigns);
   callRoutes(app, deps.services.calls);
   smsRoutes(app, deps.services.sms);
   await carrierWebhookRoutes(app, {

@@ -13,6 +13,7 @@ import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
+import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
 import { GraphAnalyticsService } from './domains/graphs/analytics.js';
@@ -62,6 +63,7 @@ export interface Services {
   graphs: GraphService;
   graphSessions: GraphSessionService;
   graphAnalytics: GraphAnalyticsService;
+  campaigns: CampaignService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -168,6 +170,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     graphs: new GraphService({ db: database.db }),
     graphSessions: new GraphSessionService({ db: database.db }),
     graphAnalytics: new GraphAnalyticsService({ db: database.db }),
+    campaigns: new CampaignService({ db: database.db }),
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,

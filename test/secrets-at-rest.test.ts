@@ -441,6 +441,25 @@ beforeAll(async () => {
   callSids.push('CA-visible-session');
 });
 
+/** A campaign of the first assistant, with templates (its GET answers must not reveal a secret either). */
+const campaignIds: number[] = [];
+beforeAll(async () => {
+  const campaign = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/campaigns',
+    headers: admin.headers,
+    payload: {
+      name: 'calls through the secret holder',
+      campaign_type: 'mixed',
+      assistant_id: assistantIds[0],
+      welcome_message_template: 'Hi {{ name | title_case }}',
+      fallback_values: { name: 'there' },
+    },
+  });
+  campaignIds.push((await expectCreated(campaign)).id);
+  expect(leaks(responseText(campaign))).toEqual([]);
+});
+
 describe('every GET operation of the OpenAPI document', () => {
   let operations: Operation[];
   beforeAll(async () => {
@@ -465,6 +484,7 @@ describe('every GET operation of the OpenAPI document', () => {
       token: [invitationToken],
       graph_id: graphIds.map(String),
       call_sid: callSids,
+      campaign_id: campaignIds.map(String),
     };
     const queryValues: Record<string, string> = { token: emailToken, page: '1', per_page: '50' };
     let urls = [operation.path];

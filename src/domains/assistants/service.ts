@@ -3,13 +3,14 @@
  * the objects they belong to, and secrets sealed at rest and masked in answers.
  */
 import { Ajv } from 'ajv';
-import type { Db } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
 import { toE164 } from '../../lib/phone.js';
 import { maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import { unfinishedCampaignsOfAssistant } from '../campaigns/store.js';
 import { graphsUsingAssistant } from '../graphs/store.js';
 import { numbersOfAssistant } from '../phone-numbers/store.js';
 import { CONFIG_FIELDS, SECRET_PATHS, TTS_A_DEFAULTS, takesKeyterms, takesKeywords } from './schemas.js';
@@ -100,30 +101,39 @@ export class AssistantService {
 
   /** Deletes an assistant nothing uses; otherwise 409 naming what uses it. */
   async remove(principal: Principal, id: number): Promise<void> {
-    const users = await this.#usersOf(principal, id);
-    if (users.length > 0) throw inUse(users);
     try {
-      if (!(await store.deleteAssistant(this.deps.db, principal.tenant, id)))
-        throw notFound('Assistant not found');
+      await this.deps.db.transaction(async (tx) => {
+        // Locked before the check: a campaign's key to the assistant is set null on delete (a finished
+        // campaign keeps its history), so no foreign key error would report a campaign that started
+        // using it meanwhile; the lock makes such a write wait for the delete, and then fail.
+        if (!(await store.findAssistant(tx, principal.tenant, id, { forUpdate: true })))
+          throw notFound('Assistant not found');
+        const users = await this.#usersOf(tx, principal, id);
+        if (users.length > 0) throw inUse(users);
+        await store.deleteAssistant(tx, principal.tenant, id);
+      });
     } catch (error) {
       // A number or graph node started using it between the check and the delete.
-      if (isForeignKeyViolation(error)) throw inUse(await this.#usersOf(principal, id));
+      if (isForeignKeyViolation(error)) throw inUse(await this.#usersOf(this.deps.db, principal, id));
       throw error;
     }
   }
 
-  /** What routes to the assistant, as "phone number +1… (id 3)" and "graph "Support" (id 4, nodes 7, 9)" phrases. */
-  async #usersOf(principal: Principal, id: number): Promise<string[]> {
-    const [numbers, graphs] = await Promise.all([
-      numbersOfAssistant(this.deps.db, principal.tenant, id),
-      graphsUsingAssistant(this.deps.db, principal.tenant, id),
-    ]);
+  /**
+   * What uses the assistant, as "phone number +1… (id 3)", "graph "Support" (id 4, nodes 7, 9)" and
+   * "campaign "Renewals" (id 5, draft)" phrases; finished campaigns do not count.
+   */
+  async #usersOf(ex: Executor, principal: Principal, id: number): Promise<string[]> {
+    const numbers = await numbersOfAssistant(ex, principal.tenant, id);
+    const graphs = await graphsUsingAssistant(ex, principal.tenant, id);
+    const campaigns = await unfinishedCampaignsOfAssistant(ex, principal.tenant, id);
     return [
       ...numbers.map((n) => `phone number ${n.phoneNumber} (id ${n.id})`),
       ...graphs.map(
         (g) =>
           `graph ${JSON.stringify(g.graphName)} (id ${g.graphId}, ${g.nodeIds.length === 1 ? 'node' : 'nodes'} ${g.nodeIds.join(', ')})`,
       ),
+      ...campaigns.map((c) => `campaign ${JSON.stringify(c.name)} (id ${c.id}, ${c.status})`),
     ];
   }
 
