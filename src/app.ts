@@ -15,6 +15,7 @@ import { apiKeyRoutes } from './domains/api-keys/routes.js';
 import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
 import { callRoutes } from './domains/calls/routes.js';
+import { campaignContactRoutes } from './domains/campaigns/contacts-routes.js';
 import { campaignRoutes } from './domains/campaigns/routes.js';
 import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
@@ -133,6 +134,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   graphRoutes(app, deps.services.graphs);
   graphSessionRoutes(app, { sessions: deps.services.graphSessions, analytics: deps.services.graphAnalytics });
   campaignRoutes(app, deps.services.campaigns);
+  await campaignContactRoutes(app, deps.services.campaignContacts, {
+    maxFileBytes: config.contacts.importMaxBytes,
+  });
   callRoutes(app, deps.services.calls);
   smsRoutes(app, deps.services.sms);
   await carrierWebhookRoutes(app, {

@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { type CountryCode, isSupportedCountry } from 'libphonenumber-js';
 
 type Parser<T> = (raw: string) => T;
 
@@ -73,6 +74,14 @@ function url(protocols: readonly string[]): Parser<string> {
 }
 
 const httpUrl = url(['http:', 'https:']);
+
+/** An ISO 3166-1 alpha-2 region the phone number library knows (`US`, `GB`…), upper-cased. */
+const phoneRegion: Parser<CountryCode> = (raw) => {
+  const region = raw.trim().toUpperCase();
+  if (!isSupportedCountry(region))
+    throw new InvalidValue(`must be a two-letter region code such as US, got "${raw}"`);
+  return region;
+};
 
 const secretKey: Parser<string> = (raw) => {
   if (raw.length < 32) throw new InvalidValue('must be at least 32 characters long');
@@ -160,6 +169,16 @@ export const variables = {
   ),
   PRICE_CALL_PER_MINUTE: variable('0.05', 'Call price, billed per started second.', decimal(0)),
   PRICE_SMS_SEGMENT: variable('0.0075', 'Price of one SMS segment.', decimal(0)),
+  DEFAULT_PHONE_REGION: variable(
+    'US',
+    'Region of campaign contact numbers written without a country code (an import may name its own `default_region`).',
+    phoneRegion,
+  ),
+  CONTACT_IMPORT_MAX_BYTES: variable(
+    '52428800',
+    'Largest file a campaign contact import accepts (50 MiB); larger ones get 413.',
+    integer(1024, 1 << 30),
+  ),
   CARRIER_A_BASE_URL: variable('https://api.twilio.com', 'REST API of carrier_a.', httpUrl),
   CARRIER_B_BASE_URL: variable('https://api.telnyx.com', 'Call-control API of carrier_b.', httpUrl),
   CARRIER_C_BASE_URL: variable('https://api.nexmo.com', 'Voice and messaging API of carrier_c.', httpUrl),
@@ -220,6 +239,7 @@ export interface Config {
   workersEnabled: boolean;
   shutdownTimeoutMs: number;
   prices: { callPerMinute: number; smsSegment: number };
+  contacts: { defaultPhoneRegion: CountryCode; importMaxBytes: number };
   providers: ProviderUrls;
 }
 
@@ -289,6 +309,10 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
     workersEnabled: readOr('WORKERS_ENABLED'),
     shutdownTimeoutMs: readOr('SHUTDOWN_TIMEOUT_MS'),
     prices: { callPerMinute: readOr('PRICE_CALL_PER_MINUTE'), smsSegment: readOr('PRICE_SMS_SEGMENT') },
+    contacts: {
+      defaultPhoneRegion: readOr('DEFAULT_PHONE_REGION'),
+      importMaxBytes: readOr('CONTACT_IMPORT_MAX_BYTES'),
+    },
     providers: {
       carrierA: readOr('CARRIER_A_BASE_URL'),
       carrierB: readOr('CARRIER_B_BASE_URL'),

@@ -13,6 +13,7 @@ import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
+import { CampaignContactService } from './domains/campaigns/contacts.js';
 import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
@@ -64,6 +65,7 @@ export interface Services {
   graphSessions: GraphSessionService;
   graphAnalytics: GraphAnalyticsService;
   campaigns: CampaignService;
+  campaignContacts: CampaignContactService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -171,6 +173,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     graphSessions: new GraphSessionService({ db: database.db }),
     graphAnalytics: new GraphAnalyticsService({ db: database.db }),
     campaigns: new CampaignService({ db: database.db }),
+    campaignContacts: new CampaignContactService({
+      db: database.db,
+      defaultRegion: config.contacts.defaultPhoneRegion,
+    }),
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,

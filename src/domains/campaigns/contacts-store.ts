@@ -1,0 +1,153 @@
+/**
+ * SQL of campaign contacts: the campaign row an import locks, batched inserts that skip numbers the
+ * campaign already has (the unique index campaign_contacts_phone_key), the campaign's counters and
+ * variables after an import, and the contact list.
+ */
+import { asc, eq, type SQL, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import {
+  type CampaignStatus,
+  type ContactStatus,
+  campaignContacts,
+  campaigns,
+} from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
+import { offsetOf, type Page } from '../../http/pagination.js';
+
+export type ContactRow = typeof campaignContacts.$inferSelect;
+
+export interface NewContact {
+  phoneNumber: string;
+  name: string | null;
+  email: string | null;
+  company: string | null;
+  customFields: Record<string, string | number | boolean>;
+}
+
+export interface CampaignForImport {
+  status: CampaignStatus;
+  availableVariables: string[];
+}
+
+/** The campaign's status, or undefined when it is not the tenant's. */
+export async function campaignStatus(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<CampaignStatus | undefined> {
+  const [row] = await ex
+    .select({ status: campaigns.status })
+    .from(campaigns)
+    .where(tenant.where(campaigns, eq(campaigns.id, campaignId)));
+  return row?.status;
+}
+
+/**
+ * Locks the campaign row for the rest of the transaction: imports into one campaign take turns, and
+ * a start or an update of the campaign waits for the import to commit.
+ */
+export async function lockCampaign(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<CampaignForImport | undefined> {
+  const [row] = await ex
+    .select({ status: campaigns.status, availableVariables: campaigns.availableVariables })
+    .from(campaigns)
+    .where(tenant.where(campaigns, eq(campaigns.id, campaignId)))
+    .for('update');
+  return row;
+}
+
+/**
+ * Inserts the contacts (phone numbers unique within the batch) in one statement; a number the
+ * campaign has already is skipped. Answers the numbers that were inserted.
+ */
+export async function insertContacts(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+  contacts: NewContact[],
+): Promise<Set<string>> {
+  if (contacts.length === 0) return new Set();
+  // The batch travels as one JSON parameter: one statement, no per-value parameters, either driver.
+  const batch = JSON.stringify(
+    contacts.map((c) => ({
+      phone_number: c.phoneNumber,
+      name: c.name,
+      email: c.email,
+      company: c.company,
+      custom_fields: c.customFields,
+    })),
+  );
+  const result = (await ex.execute(sql`
+    insert into campaign_contacts (organization_id, campaign_id, phone_number, name, email, company, custom_fields)
+    select ${tenant.organizationId}::int, ${campaignId}::int, r.phone_number, r.name, r.email, r.company,
+           coalesce(r.custom_fields, '{}'::jsonb)
+    from json_to_recordset(${batch}::json)
+      as r(phone_number text, name text, email text, company text, custom_fields jsonb)
+    on conflict (campaign_id, phone_number) do nothing
+    returning phone_number`)) as unknown as { rows: Array<{ phone_number: string }> };
+  return new Set(result.rows.map((row) => row.phone_number));
+}
+
+/**
+ * Of `phoneNumbers` (contacts of the campaign), those inserted by the current transaction: their
+ * `created_at` is the transaction's own `now()`, while contacts from before are older.
+ */
+export async function insertedInThisTransaction(
+  ex: Executor,
+  campaignId: number,
+  phoneNumbers: string[],
+): Promise<Set<string>> {
+  if (phoneNumbers.length === 0) return new Set();
+  const result = (await ex.execute(sql`
+    select phone_number from campaign_contacts
+    where campaign_id = ${campaignId}::int
+      and phone_number in (select json_array_elements_text(${JSON.stringify(phoneNumbers)}::json))
+      and created_at = now()`)) as unknown as { rows: Array<{ phone_number: string }> };
+  return new Set(result.rows.map((row) => row.phone_number));
+}
+
+/** After an import: `total_contacts` counted afresh, and the campaign's variables replaced. */
+export async function finishImport(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+  availableVariables: string[],
+): Promise<void> {
+  await ex
+    .update(campaigns)
+    .set({
+      totalContacts: sql`(select count(*)::int from ${campaignContacts} where ${campaignContacts.campaignId} = ${campaignId}::int)`,
+      availableVariables,
+      updatedAt: sql`now()`,
+    })
+    .where(tenant.where(campaigns, eq(campaigns.id, campaignId)));
+}
+
+/** A page of the campaign's contacts in the order they were added, and how many match in all. */
+export async function listContacts(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+  page: Page,
+  status: ContactStatus | undefined,
+): Promise<{ rows: ContactRow[]; total: number }> {
+  const where = tenant.where(
+    campaignContacts,
+    eq(campaignContacts.campaignId, campaignId),
+    status === undefined ? undefined : eq(campaignContacts.status, status),
+  ) as SQL;
+  const [rows, [count]] = await Promise.all([
+    ex
+      .select()
+      .from(campaignContacts)
+      .where(where)
+      .orderBy(asc(campaignContacts.id))
+      .limit(page.perPage)
+      .offset(offsetOf(page)),
+    ex.select({ n: sql<number>`count(*)::int` }).from(campaignContacts).where(where),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
