@@ -19,6 +19,7 @@ import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls } from '../assistants/store.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
 import { entryAssistantOf } from '../graphs/store.js';
+import { findNumberOnPlatform } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
 import * as store from './store.js';
@@ -143,7 +144,7 @@ export class CallService {
     }));
     if (invalid.length > 0) throw new ValidationFailed(invalid);
 
-    const number = await store.unscoped.phoneNumber(db, from!);
+    const number = await findNumberOnPlatform(db, from!);
     if (!number) throw notFound(`Phone number ${from} is not registered`);
     if (number.organizationId !== tenant.organizationId)
       throw forbidden('The phone number does not belong to your organization');

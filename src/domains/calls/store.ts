@@ -1,7 +1,7 @@
 /** SQL of call records and their events. */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { assistants, callEvents, calls, phoneNumbers } from '../../db/schema/index.js';
+import { assistants, callEvents, calls } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 
 export type CallRow = typeof calls.$inferSelect;
@@ -93,11 +93,6 @@ export const unscoped = {
       .from(calls)
       .where(and(eq(calls.provider, provider), eq(calls.callSid, callSid)))
       .limit(1);
-    return row;
-  },
-
-  async phoneNumber(ex: Executor, e164: string) {
-    const [row] = await ex.select().from(phoneNumbers).where(eq(phoneNumbers.phoneNumber, e164)).limit(1);
     return row;
   },
 

@@ -15,6 +15,7 @@ import type { CarrierAdapter, CarrierId, IncomingWebhook } from '../../providers
 import type { CallService } from '../calls/service.js';
 import * as callStore from '../calls/store.js';
 import { entryAssistantOf } from '../graphs/store.js';
+import { findNumberOnPlatform } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { SmsService } from '../sms/service.js';
 import * as smsStore from '../sms/store.js';
@@ -130,7 +131,7 @@ export class CarrierWebhookService {
 
   async #byNumber(adapter: CarrierAdapter, ourNumber: string | undefined): Promise<Subject | undefined> {
     if (!ourNumber) return undefined;
-    const number = await callStore.unscoped.phoneNumber(this.deps.db, ourNumber);
+    const number = await findNumberOnPlatform(this.deps.db, ourNumber);
     if (!number || number.provider !== adapter.id) return undefined;
     // A graph-routed number is answered by the graph's entry assistant.
     const assistantId =

@@ -132,3 +132,16 @@ export async function deletePhoneNumber(ex: Executor, tenant: Tenant, id: number
     .returning({ id: phoneNumbers.id });
   return rows.length === 1;
 }
+
+/**
+ * The number's row on the whole platform, whichever organization owns it: for carrier webhooks
+ * (trusted only after the owner's signature check) and for telling "another organization's number"
+ * (403) from "none" (404) on call initiation.
+ */
+export async function findNumberOnPlatform(
+  ex: Executor,
+  e164: string,
+): Promise<typeof phoneNumbers.$inferSelect | undefined> {
+  const [row] = await ex.select().from(phoneNumbers).where(eq(phoneNumbers.phoneNumber, e164)).limit(1);
+  return row;
+}

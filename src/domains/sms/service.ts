@@ -223,7 +223,7 @@ export class SmsService {
     if (first.answer) return first.answer;
 
     // Sent now: the carrier answers before we do.
-    const sent = await this.#deliver(tenant, first.message.id, credentials);
+    const sent = await this.#deliver(tenant, first.message, credentials);
     const answer =
       sent.status === 'sent'
         ? this.#answer(200, first.message.id, 'Message sent', provider, 'sent')
@@ -280,12 +280,11 @@ export class SmsService {
    */
   async #deliver(
     tenant: Tenant,
-    messageId: string,
+    message: store.MessageRow,
     credentials: Record<string, string>,
     options: { retry?: boolean } = {},
   ): Promise<{ status: 'sent' | 'failed' | 'retry'; error?: string }> {
     const { db } = this.deps;
-    const message = (await store.findMessage(db, tenant, messageId))!;
     const adapter = this.deps.carriers[message.provider as CarrierId];
     try {
       const sent = await adapter.sendMessage(credentials, {
@@ -384,7 +383,7 @@ export class SmsService {
       });
       return;
     }
-    const outcome = await this.#deliver(tenant, claimed.id, credentials, { retry: true });
+    const outcome = await this.#deliver(tenant, claimed, credentials, { retry: true });
     if (outcome.status === 'retry') throw new Error(`Retrying after a carrier failure: ${outcome.error}`);
   }
 
