@@ -73,8 +73,13 @@ export const campaigns = pgTable(
     totalContacts: integer('total_contacts').notNull().default(0),
     completedContacts: integer('completed_contacts').notNull().default(0),
     failedContacts: integer('failed_contacts').notNull().default(0),
-    /** Why a campaign failed, when it did. */
+    /** Why a campaign failed (or was paused by the platform), when it was. */
     failureReason: text('failure_reason'),
+    /**
+     * The run the contacts are in: 0 for the first; each later occurrence of a recurring schedule
+     * adds one and resets every contact, so each occurrence contacts everyone once.
+     */
+    currentOccurrence: integer('current_occurrence').notNull().default(0),
     startedAt: timestamp('started_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
     ...timestamps,
@@ -90,20 +95,25 @@ export const campaigns = pgTable(
   ],
 );
 
-export const campaignSchedules = pgTable('campaign_schedules', {
-  campaignId: integer('campaign_id')
-    .primaryKey()
-    .references(() => campaigns.id, { onDelete: 'cascade' }),
-  organizationId: organizationColumn(),
-  scheduleType: text('schedule_type').$type<'scheduled' | 'recurring'>().notNull(),
-  scheduledAt: timestamp('scheduled_at', { withTimezone: true }),
-  timezone: text('timezone').notNull().default('UTC'),
-  recurringConfig: jsonb('recurring_config').$type<Record<string, unknown>>(),
-  /** The next time the campaign starts by itself; null when no occurrence is left. */
-  nextRunAt: timestamp('next_run_at', { withTimezone: true }),
-  lastRunAt: timestamp('last_run_at', { withTimezone: true }),
-  ...timestamps,
-});
+export const campaignSchedules = pgTable(
+  'campaign_schedules',
+  {
+    campaignId: integer('campaign_id')
+      .primaryKey()
+      .references(() => campaigns.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
+    scheduleType: text('schedule_type').$type<'scheduled' | 'recurring'>().notNull(),
+    scheduledAt: timestamp('scheduled_at', { withTimezone: true }),
+    timezone: text('timezone').notNull().default('UTC'),
+    recurringConfig: jsonb('recurring_config').$type<Record<string, unknown>>(),
+    /** The next time the campaign starts by itself; null when no occurrence is left. */
+    nextRunAt: timestamp('next_run_at', { withTimezone: true }),
+    lastRunAt: timestamp('last_run_at', { withTimezone: true }),
+    ...timestamps,
+  },
+  // The sweep looks for schedules that are due.
+  (t) => [index('campaign_schedules_next_run_idx').on(t.nextRunAt)],
+);
 
 export const campaignContacts = pgTable(
   'campaign_contacts',
@@ -158,12 +168,19 @@ export const campaignExecutions = pgTable(
     executedAt: timestamp('executed_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
     executionData: jsonb('execution_data').$type<Record<string, unknown>>().notNull().default({}),
+    /** When the sweep last asked the carrier about this attempt (lost callbacks are recovered so). */
+    checkedAt: timestamp('checked_at', { withTimezone: true }),
     ...timestamps,
   },
   (t) => [
     uniqueIndex('campaign_executions_attempt_key').on(t.contactId, t.occurrence, t.attemptNumber),
     index('campaign_executions_campaign_idx').on(t.campaignId, t.id),
     index('campaign_executions_call_idx').on(t.callId),
+    index('campaign_executions_sms_idx').on(t.smsId),
+    // Attempts in flight, counted on every dispatch against the campaign's and organization's limits.
+    index('campaign_executions_in_flight_idx')
+      .on(t.organizationId, t.campaignId)
+      .where(sql`${t.status} in ('pending', 'in_progress')`),
     check(
       'campaign_executions_status_check',
       sql`${t.status} in ('pending', 'in_progress', 'completed', 'failed', 'no_answer', 'busy', 'voicemail', 'skipped')`,
