@@ -9,6 +9,18 @@ export interface JobPayloads {
   'webhook.deliver': { delivery_id: number };
   /** Sends one queued SMS when its number's rate allows (a row of messages). */
   'sms.send': { message_id: string; organization_id: number };
+  /**
+   * Hands a running campaign's due contacts to attempts, within its and its organization's limits
+   * (one queued and one running per campaign: the queue's `stately` policy, keyed by campaign).
+   */
+  'campaign.dispatch': { campaign_id: number; organization_id: number };
+  /** Makes one contact attempt (a row of campaign_executions): places the call or queues the SMS. */
+  'campaign.attempt': { execution_id: number; organization_id: number };
+  /**
+   * A campaign's alarm clock: starts a scheduled campaign whose time has come (next_run_at), or
+   * dispatches a running one whose retries are due. Enqueued with a start time; harmless when early.
+   */
+  'campaign.wakeup': { campaign_id: number; organization_id: number };
 }
 
 export type JobName = keyof JobPayloads;
@@ -21,6 +33,11 @@ export interface JobPolicy {
   retryBackoff: boolean;
   /** Seconds a single attempt may run before it counts as failed. */
   expireInSeconds: number;
+  /**
+   * pg-boss queue policy: `standard` (default) keeps every job; `stately` keeps at most one queued
+   * and one running job per singleton key, dropping further sends — for idempotent "look again" jobs.
+   */
+  policy?: 'standard' | 'stately';
 }
 
 export const jobPolicies: Record<JobName, JobPolicy> = {
@@ -32,4 +49,17 @@ export const jobPolicies: Record<JobName, JobPolicy> = {
   // A send waits at most a moment plus the carrier's 10 s: a job still active after 30 s belongs to
   // a process that died, and is handed to another worker.
   'sms.send': { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 30 },
+  // Dispatching is idempotent (it locks the campaign and looks at what is due), so one waiting
+  // dispatch per campaign is enough however many attempts finish meanwhile.
+  'campaign.dispatch': {
+    retryLimit: 5,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    policy: 'stately',
+  },
+  // An attempt claims its execution row before it calls the carrier; a retry of the job after that
+  // finds the row claimed and does nothing (the sweep settles attempts whose process died).
+  'campaign.attempt': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
+  'campaign.wakeup': { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
 };

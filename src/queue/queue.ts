@@ -100,7 +100,7 @@ export class JobQueue {
         expireInSeconds: policy.expireInSeconds,
       };
       if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, queue);
-      else await this.#boss.createQueue(name, queue);
+      else await this.#boss.createQueue(name, { ...queue, policy: policy.policy ?? 'standard' });
     }
   }
 
