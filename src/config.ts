@@ -179,6 +179,21 @@ export const variables = {
     'Largest file a campaign contact import accepts (50 MiB); larger ones get 413.',
     integer(1024, 1 << 30),
   ),
+  CAMPAIGN_ORGANIZATION_CONCURRENCY: variable(
+    '20',
+    "Campaign attempts (calls and SMS) one organization may have in flight at once, over all its campaigns; each campaign's own `concurrency_limit` applies too.",
+    integer(1, 10_000),
+  ),
+  CAMPAIGN_SWEEP_INTERVAL_SECONDS: variable(
+    '15',
+    'How often a worker process looks for due schedules, idle running campaigns and attempts whose status callbacks never came.',
+    integer(1, 3600),
+  ),
+  CAMPAIGN_RECOVER_AFTER_SECONDS: variable(
+    '90',
+    "Seconds without news after which a campaign attempt's call is looked up at the carrier (a lost status callback, or a process that stopped mid-dial).",
+    integer(1, 86_400),
+  ),
   CARRIER_A_BASE_URL: variable('https://api.twilio.com', 'REST API of carrier_a.', httpUrl),
   CARRIER_B_BASE_URL: variable('https://api.telnyx.com', 'Call-control API of carrier_b.', httpUrl),
   CARRIER_C_BASE_URL: variable('https://api.nexmo.com', 'Voice and messaging API of carrier_c.', httpUrl),
@@ -240,6 +255,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   prices: { callPerMinute: number; smsSegment: number };
   contacts: { defaultPhoneRegion: CountryCode; importMaxBytes: number };
+  campaigns: { organizationConcurrency: number; sweepIntervalSeconds: number; recoverAfterSeconds: number };
   providers: ProviderUrls;
 }
 
@@ -312,6 +328,11 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
     contacts: {
       defaultPhoneRegion: readOr('DEFAULT_PHONE_REGION'),
       importMaxBytes: readOr('CONTACT_IMPORT_MAX_BYTES'),
+    },
+    campaigns: {
+      organizationConcurrency: readOr('CAMPAIGN_ORGANIZATION_CONCURRENCY'),
+      sweepIntervalSeconds: readOr('CAMPAIGN_SWEEP_INTERVAL_SECONDS'),
+      recoverAfterSeconds: readOr('CAMPAIGN_RECOVER_AFTER_SECONDS'),
     },
     providers: {
       carrierA: readOr('CARRIER_A_BASE_URL'),

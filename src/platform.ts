@@ -14,6 +14,8 @@ import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
+import { CampaignExecutor } from './domains/campaigns/executor.js';
+import { CampaignRecovery } from './domains/campaigns/recovery.js';
 import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
@@ -65,6 +67,8 @@ export interface Services {
   graphSessions: GraphSessionService;
   graphAnalytics: GraphAnalyticsService;
   campaigns: CampaignService;
+  executor: CampaignExecutor;
+  campaignRecovery: CampaignRecovery;
   campaignContacts: CampaignContactService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
@@ -152,6 +156,27 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     publicUrl: config.publicUrl,
     pricePerSegment: config.prices.smsSegment,
   });
+  const executor = new CampaignExecutor({
+    db: database.db,
+    queue,
+    calls,
+    sms,
+    resolver: configResolver,
+    billing,
+    nextRunAfter: () => null,
+    options: { organizationConcurrency: config.campaigns.organizationConcurrency },
+  });
+  const recovery = new CampaignRecovery({
+    db: database.db,
+    queue,
+    calls,
+    carriers,
+    resolver: configResolver,
+    executor,
+    log: logger,
+    sweepIntervalSeconds: config.campaigns.sweepIntervalSeconds,
+    recoverAfterSeconds: config.campaigns.recoverAfterSeconds,
+  });
   const services = {
     identity,
     users: new UserService({
@@ -173,6 +198,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     graphSessions: new GraphSessionService({ db: database.db }),
     graphAnalytics: new GraphAnalyticsService({ db: database.db }),
     campaigns: new CampaignService({ db: database.db }),
+    executor,
+    campaignRecovery: recovery,
     campaignContacts: new CampaignContactService({
       db: database.db,
       defaultRegion: config.contacts.defaultPhoneRegion,
@@ -205,10 +232,14 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     services,
     apiKeyUsage,
     authenticator,
-    startWorkers: () => registerWorkers(queue, { mailer, webhooks, sms }),
+    async startWorkers() {
+      await registerWorkers(queue, { mailer, webhooks, sms, campaigns: executor });
+      recovery.start();
+    },
     stop() {
       stopping ??= (async () => {
         await app.close();
+        await recovery.stop();
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
         await database.close();

@@ -490,12 +490,12 @@ describe('POST /api/v1/campaigns', () => {
     expect(await countOf(user)).toBe(1);
   });
 
-  it('max_attempts 1..10, retry_delay_minutes 1..10080, concurrency_limit 1..100 (422 outside, and for non-integers)', async () => {
+  it('max_attempts 1..10, retry_delay_minutes 0..10080 (0: retry at once), concurrency_limit 1..100 (422 outside, and for non-integers)', async () => {
     const { user, assistant } = await owner();
     const base = { name: 'x', campaign_type: 'call', assistant_id: assistant.id };
     const limits: Array<[string, number, number]> = [
       ['max_attempts', 1, 10],
-      ['retry_delay_minutes', 1, 10_080],
+      ['retry_delay_minutes', 0, 10_080],
       ['concurrency_limit', 1, 100],
     ];
     for (const [field, min, max] of limits) {

@@ -374,13 +374,13 @@ async function ledger(organizationId: number, kind: 'call' | 'sms') {
 }
 
 /** The statuses the simulator got back for the callbacks of call `id` (voice and status URLs). */
-function callCallbacks(kit: Kit, id: number): Array<number | 'error'> {
+function callCallbacks(kit: Kit, id: number): Array<number | 'error' | 'dropped'> {
   return kit.sim.callbacks
     .filter((c) => new URL(c.url).searchParams.get('call_id') === String(id))
     .map((c) => c.status);
 }
 
-function messageCallbacks(kit: Kit, messageId: string): Array<number | 'error'> {
+function messageCallbacks(kit: Kit, messageId: string): Array<number | 'error' | 'dropped'> {
   return kit.sim.callbacks
     .filter((c) => new URL(c.url).searchParams.get('message_id') === messageId)
     .map((c) => c.status);

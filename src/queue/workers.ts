@@ -1,4 +1,5 @@
 /** Which service handles each job. A process runs these only when WORKERS_ENABLED is true. */
+import type { CampaignExecutor } from '../domains/campaigns/executor.js';
 import type { SmsService } from '../domains/sms/service.js';
 import type { WebhookService } from '../domains/webhooks/service.js';
 import type { Mailer } from '../lib/mail.js';
@@ -6,10 +7,14 @@ import type { JobQueue } from './queue.js';
 
 export async function registerWorkers(
   queue: JobQueue,
-  handlers: { mailer: Mailer; webhooks: WebhookService; sms: SmsService },
+  handlers: { mailer: Mailer; webhooks: WebhookService; sms: SmsService; campaigns: CampaignExecutor },
 ): Promise<void> {
   await queue.work('mail.send', (payload) => handlers.mailer.deliver(payload), 2);
   await queue.work('webhook.deliver', (payload, job) => handlers.webhooks.deliver(payload, job), 4);
   // Several at once: each waits for its own number's slot, so numbers do not hold each other up.
   await queue.work('sms.send', (payload) => handlers.sms.runSendJob(payload), 8);
+  // Dispatching is serialised per organization anyway; attempts wait on carriers, so run several.
+  await queue.work('campaign.dispatch', (payload) => handlers.campaigns.runDispatch(payload), 2);
+  await queue.work('campaign.attempt', (payload) => handlers.campaigns.runAttempt(payload), 8);
+  await queue.work('campaign.wakeup', (payload) => handlers.campaigns.runWakeup(payload), 1);
 }

@@ -9,7 +9,13 @@
 
 import { smsSegments } from '../lib/sms-segments.js';
 import { carrierASignature } from '../providers/carriers/carrier-a.js';
-import { CarrierSimulatorBase, type RecordedRequest, type Route, type SimResponse } from './carrier-sim.js';
+import {
+  CarrierSimulatorBase,
+  type RecordedRequest,
+  type Route,
+  type SimResponse,
+  type SimulatedCall,
+} from './carrier-sim.js';
 
 type Form = Record<string, string | string[]>;
 
@@ -56,6 +62,16 @@ export class CarrierASimulator extends CarrierSimulatorBase {
         method: 'POST',
         pattern: new RegExp(`^${account}/Calls\\.json$`),
         handle: (r, p) => this.#createCall(r, p.sid!),
+      },
+      {
+        method: 'GET',
+        pattern: new RegExp(`^${account}/Calls\\.json$`),
+        handle: (r, p) => this.#listCalls(r, p.sid!),
+      },
+      {
+        method: 'GET',
+        pattern: new RegExp(`^${account}/Calls/(?<call>[^/.]+)\\.json$`),
+        handle: (r, p) => this.#fetchCall(r, p.sid!, p.call!),
       },
       {
         method: 'POST',
@@ -151,9 +167,59 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     if (!E164.test(to)) return error(400, 21211, `Invalid 'To' Phone Number: ${to}`);
     const callSid = this.nextId('CA');
     const outcome = this.callOutcome(to);
-    this.calls.set(callSid, { sid: callSid, from, to, outcome, request: { ...form }, hungUp: false });
+    this.calls.set(callSid, {
+      sid: callSid,
+      from,
+      to,
+      outcome,
+      request: { ...form },
+      hungUp: false,
+      status: 'queued',
+      createdAt: new Date(),
+    });
     this.background(() => this.#runCall(sid, callSid, form));
     return { status: 201, body: this.#callResource(sid, callSid, from, to, 'queued') };
+  }
+
+  #fetchCall(request: RecordedRequest, sid: string, callSid: string): SimResponse {
+    if (!this.#authorized(request, sid)) return this.unauthorized();
+    const call = this.calls.get(callSid);
+    if (!call) return error(404, 20404, `The requested resource /Calls/${callSid}.json was not found`);
+    return { status: 200, body: this.#callRecord(sid, call) };
+  }
+
+  /** The account's calls, filtered by `To`, `From` and `StartTime>` (a UTC date) as the carrier does. */
+  #listCalls(request: RecordedRequest, sid: string): SimResponse {
+    if (!this.#authorized(request, sid)) return this.unauthorized();
+    const query = new URL(request.url, 'http://sim').searchParams;
+    const to = query.get('To');
+    const from = query.get('From');
+    const after = query.get('StartTime>');
+    const calls = [...this.calls.values()].filter(
+      (call) =>
+        call.request.Direction !== 'inbound' &&
+        (!to || call.to === to) &&
+        (!from || call.from === from) &&
+        (!after || (call.createdAt ?? new Date(0)).toISOString().slice(0, 10) >= after),
+    );
+    return { status: 200, body: { calls: calls.map((call) => this.#callRecord(sid, call)), page: 0 } };
+  }
+
+  #callRecord(sid: string, call: SimulatedCall) {
+    const outcome = call.outcome;
+    const done = call.status === outcome.status;
+    return {
+      ...this.#callResource(sid, call.sid, call.from, call.to, call.status ?? 'queued'),
+      duration: done ? String(outcome.status === 'completed' ? outcome.durationSeconds : 0) : null,
+      answered_by:
+        done && outcome.status === 'completed' && call.request.MachineDetection
+          ? (outcome.answeredBy ?? 'human') === 'human'
+            ? 'human'
+            : 'machine_start'
+          : null,
+      date_created: (call.createdAt ?? new Date()).toUTCString(),
+      end_time: call.endedAt?.toUTCString() ?? null,
+    };
   }
 
   #updateCall(request: RecordedRequest, sid: string, callSid: string): SimResponse {
@@ -233,7 +299,10 @@ export class CarrierASimulator extends CarrierSimulatorBase {
       To: call.to,
       Direction: 'outbound-api',
     };
+    const final = ['completed', 'busy', 'no-answer', 'failed', 'canceled'];
     const report = async (status: string, extra: Record<string, string> = {}) => {
+      call.status = status;
+      if (final.includes(status)) call.endedAt = new Date();
       if (callback)
         await this.#signedPost(callback, sid, {
           ...base,
@@ -250,9 +319,14 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     if (answerUrl)
       call.answer = await this.#signedPost(answerUrl, sid, { ...base, CallStatus: 'in-progress' });
     await report('in-progress');
+    // Answering-machine detection reports who answered when it was asked for.
+    const answeredBy: Record<string, string> = field(form, 'MachineDetection')
+      ? { AnsweredBy: (call.outcome.answeredBy ?? 'human') === 'human' ? 'human' : 'machine_start' }
+      : {};
     await report('completed', {
       CallDuration: String(call.outcome.durationSeconds),
       Duration: String(Math.ceil(call.outcome.durationSeconds / 60)),
+      ...answeredBy,
     });
   }
 

@@ -8,13 +8,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 export type CallOutcome =
-  | { status: 'completed'; durationSeconds: number }
+  | { status: 'completed'; durationSeconds: number; answeredBy?: 'human' | 'machine' }
   | { status: 'busy' | 'no-answer' | 'failed' | 'canceled' };
 export type MessageOutcome = 'delivered' | 'undelivered' | 'failed';
 
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** Path and query string, as requested. */
+  url: string;
   headers: IncomingMessage['headers'];
   /** Form fields or JSON, parsed; the raw text when neither. */
   body: unknown;
@@ -33,6 +35,10 @@ export interface SimulatedCall {
   answer?: { status: number; contentType: string | undefined; body: string };
   hungUp: boolean;
   transferredTo?: string;
+  /** The carrier's status of the call as it progresses (what a status lookup answers). */
+  status?: string;
+  createdAt?: Date;
+  endedAt?: Date;
 }
 
 export interface SimulatedMessage {
@@ -47,7 +53,7 @@ export interface SimulatedMessage {
 
 export interface CallbackDelivery {
   url: string;
-  status: number | 'error';
+  status: number | 'error' | 'dropped';
   body: string;
 }
 
@@ -72,6 +78,8 @@ export abstract class CarrierSimulatorBase {
   readonly callbacks: CallbackDelivery[] = [];
   /** Milliseconds before each answer (a slow carrier). */
   delayMs = 0;
+  /** Post no callbacks (they are recorded as `dropped`): a platform that never hears back. */
+  dropCallbacks = false;
   #server: Server | undefined;
   #baseUrl = '';
   readonly #pending = new Set<Promise<unknown>>();
@@ -155,6 +163,10 @@ export abstract class CarrierSimulatorBase {
     body: string,
     headers: Record<string, string>,
   ): Promise<{ status: number; contentType: string | undefined; body: string } | undefined> {
+    if (this.dropCallbacks) {
+      this.callbacks.push({ url, status: 'dropped', body });
+      return undefined;
+    }
     try {
       const response = await fetch(url, {
         method: 'POST',
@@ -194,6 +206,7 @@ export abstract class CarrierSimulatorBase {
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
+      url: req.url ?? '/',
       headers: req.headers,
       body,
       rawBody,

@@ -45,6 +45,29 @@ const STAGE: Record<CallStatus, number> = {
   canceled: 3,
 };
 
+/**
+ * Told, inside the transaction that records it, when a call reaches a final status — from a status
+ * webhook, a status recovered from the carrier, or a dial the carrier refused. Campaigns finish
+ * their attempts so, atomically with the call record.
+ */
+export type CallFinishedListener = (
+  tx: Executor,
+  jobs: JobEnqueuer,
+  tenant: Tenant,
+  call: store.CallRow,
+) => Promise<void>;
+
+/** An outbound call to record before dialling. */
+export interface OutboundCall {
+  assistantId: number;
+  phoneNumberId: number;
+  provider: string;
+  from: string;
+  to: string;
+  callMeta: Record<string, unknown>;
+  campaignId?: number;
+}
+
 export interface CallUrls {
   /** Public base URL of the HTTP API (PUBLIC_URL). */
   publicUrl: string;
@@ -64,6 +87,91 @@ export class CallService {
       pricePerMinute: number;
     },
   ) {}
+
+  readonly #finishedListeners: CallFinishedListener[] = [];
+
+  /** Adds a listener for calls reaching a final status (see CallFinishedListener). */
+  onCallFinished(listener: CallFinishedListener): void {
+    this.#finishedListeners.push(listener);
+  }
+
+  async #finished(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, call: store.CallRow): Promise<void> {
+    for (const listener of this.#finishedListeners) await listener(tx, jobs, tenant, call);
+  }
+
+  /** Records an outbound call (status `queued`) in the caller's transaction, before it is dialled. */
+  async recordOutbound(ex: Executor, tenant: Tenant, call: OutboundCall): Promise<store.CallRow> {
+    const row = await store.insertCall(ex, tenant, {
+      assistantId: call.assistantId,
+      phoneNumberId: call.phoneNumberId,
+      provider: call.provider,
+      direction: 'outbound',
+      fromPhoneNumber: call.from,
+      toPhoneNumber: call.to,
+      customerPhoneNumber: call.to,
+      status: 'queued',
+      callMeta: call.callMeta,
+      ...(call.campaignId !== undefined ? { campaignId: call.campaignId } : {}),
+    });
+    await store.insertCallEvent(ex, tenant, row.id, 'call.queued', { to: call.to, from: call.from });
+    return row;
+  }
+
+  /**
+   * Asks the carrier to place a recorded call. On success the carrier's call id is kept; on a
+   * refusal the call is failed (listeners told, in the same transaction) and the error returned.
+   */
+  async dial(
+    tenant: Tenant,
+    call: store.CallRow,
+    credentials: Record<string, string>,
+    options: { detectMachine?: boolean } = {},
+  ): Promise<{ callSid: string } | { error: ProviderError }> {
+    const provider = call.provider as keyof Carriers;
+    try {
+      const placed = await this.deps.carriers[provider].placeCall(credentials, {
+        from: call.fromPhoneNumber,
+        to: call.toPhoneNumber,
+        callId: call.id,
+        answerUrl: this.webhookUrl(call.provider, 'voice', call.id),
+        statusCallbackUrl: this.webhookUrl(call.provider, 'status', call.id),
+        streamUrl: await this.streamUrl(tenant, call.id),
+        ...(options.detectMachine ? { detectMachine: true } : {}),
+      });
+      await store.setCallSid(this.deps.db, tenant, call.id, placed.callSid);
+      await store.insertCallEvent(this.deps.db, tenant, call.id, 'call.placed', {
+        call_sid: placed.callSid,
+      });
+      return { callSid: placed.callSid };
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      await this.failUnplaced(tenant, call.id, error.message, { retryable: error.retryable });
+      return { error };
+    }
+  }
+
+  /**
+   * Fails a call that never reached the carrier (refused, or its dial was interrupted), unless a
+   * webhook already moved it on. Listeners are told in the same transaction.
+   */
+  async failUnplaced(
+    tenant: Tenant,
+    callId: number,
+    reason: string,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    await this.deps.queue.transaction(async (tx, jobs) => {
+      const current = await store.findCall(tx, tenant, callId, { forUpdate: true });
+      if (current?.status !== 'queued') return;
+      const failed = await store.updateCall(tx, tenant, callId, {
+        status: 'failed',
+        endedAt: new Date(),
+        callMeta: { ...current.callMeta, error: reason },
+      });
+      await store.insertCallEvent(tx, tenant, callId, 'call.failed', { error: reason, ...details });
+      if (failed) await this.#finished(tx, jobs, tenant, failed);
+    });
+  }
 
   /**
    * Records an inbound call that a carrier announced for one of our numbers (verified), when the
@@ -184,15 +292,12 @@ export class CallService {
       throw badRequest(`No ${telephony.provider} credentials: add them to the organization or the assistant`);
     }
 
-    const call = await store.insertCall(db, tenant, {
+    const call = await this.recordOutbound(db, tenant, {
       assistantId,
       phoneNumberId: number.id,
       provider: telephony.provider,
-      direction: 'outbound',
-      fromPhoneNumber: from!,
-      toPhoneNumber: to!,
-      customerPhoneNumber: to!,
-      status: 'queued',
+      from: from!,
+      to: to!,
       callMeta: {
         ...(welcome ? { welcome_message: welcome.text } : {}),
         ...(agenda ? { agenda: agenda.text } : {}),
@@ -201,36 +306,10 @@ export class CallService {
         initiated_by_user_id: principal.user.id,
       },
     });
-    await store.insertCallEvent(db, tenant, call.id, 'call.queued', { to: to!, from: from! });
-
-    const adapter = this.deps.carriers[telephony.provider];
-    try {
-      const placed = await adapter.placeCall(telephony.credentials, {
-        from: from!,
-        to: to!,
-        callId: call.id,
-        answerUrl: this.webhookUrl(telephony.provider, 'voice', call.id),
-        statusCallbackUrl: this.webhookUrl(telephony.provider, 'status', call.id),
-        streamUrl: await this.streamUrl(tenant, call.id),
-      });
-      await store.setCallSid(db, tenant, call.id, placed.callSid);
-      await store.insertCallEvent(db, tenant, call.id, 'call.placed', { call_sid: placed.callSid });
-      return { message: 'Call initiated', call_sid: placed.callSid, call_id: call.id };
-    } catch (error) {
-      if (!(error instanceof ProviderError)) throw error;
-      await db.transaction(async (tx) => {
-        await store.updateCall(tx, tenant, call.id, {
-          status: 'failed',
-          endedAt: new Date(),
-          callMeta: { ...call.callMeta, error: error.message },
-        });
-        await store.insertCallEvent(tx, tenant, call.id, 'call.failed', {
-          error: error.message,
-          retryable: error.retryable,
-        });
-      });
-      throw new AppError(502, `The carrier did not place the call: ${error.message}`);
-    }
+    const dialled = await this.dial(tenant, call, telephony.credentials);
+    if ('error' in dialled)
+      throw new AppError(502, `The carrier did not place the call: ${dialled.error.message}`);
+    return { message: 'Call initiated', call_sid: dialled.callSid, call_id: call.id };
   }
 
   /**
@@ -258,6 +337,7 @@ export class CallService {
       const updated = await store.updateCall(tx, tenant, callId, {
         status: event.status,
         callSid: call.callSid ?? event.callSid,
+        ...(event.answeredBy ? { callMeta: { ...call.callMeta, answered_by: event.answeredBy } } : {}),
         ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
         ...(final ? { endedAt: at, duration, cost } : {}),
         // A lost "answered" webhook: the start follows from the end and the duration.
@@ -282,6 +362,7 @@ export class CallService {
           tx,
         );
       }
+      if (updated && final) await this.#finished(tx, jobs, tenant, updated);
       return updated;
     };
     return this.deps.queue.transaction(work);

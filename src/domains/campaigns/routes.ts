@@ -58,7 +58,7 @@ const Fields = {
     description: `Attempts per contact (default ${DEFAULTS.maxAttempts})`,
   }),
   retry_delay_minutes: Type.Integer({
-    minimum: 1,
+    minimum: 0,
     maximum: 10_080,
     description: `Minutes between attempts at one contact (default ${DEFAULTS.retryDelayMinutes})`,
   }),

@@ -69,6 +69,29 @@ const DUPLICATE_WAIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Told, inside the transaction that records it, when an outbound message is settled: accepted by
+ * the carrier (`sent`), refused or given up (`failed`), or cancelled. Campaigns finish their SMS
+ * attempts so.
+ */
+export type MessageSettledListener = (
+  tx: Executor,
+  jobs: JobEnqueuer,
+  tenant: Tenant,
+  message: store.MessageRow,
+) => Promise<void>;
+
+/** An outbound message to queue in the caller's transaction. */
+export interface OutboundMessage {
+  phoneNumberId: number;
+  assistantId: number | null;
+  provider: CarrierId;
+  from: string;
+  to: string;
+  body: string;
+  mediaUrls?: string[];
+}
+
 export class SmsService {
   constructor(
     private readonly deps: {
@@ -82,6 +105,58 @@ export class SmsService {
       pricePerSegment: number;
     },
   ) {}
+
+  readonly #settledListeners: MessageSettledListener[] = [];
+
+  /** Adds a listener for outbound messages being settled (see MessageSettledListener). */
+  onMessageSettled(listener: MessageSettledListener): void {
+    this.#settledListeners.push(listener);
+  }
+
+  async #settled(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: store.MessageRow) {
+    for (const listener of this.#settledListeners) await listener(tx, jobs, tenant, message);
+  }
+
+  /** Sets a message's status to `failed` (or another settled status) and tells the listeners. */
+  async #settle(
+    tenant: Tenant,
+    id: string,
+    changes: { status: 'failed' | 'cancelled' | 'queued'; error?: string },
+    onlyIfStatus?: store.MessageRow['status'],
+  ): Promise<store.MessageRow | undefined> {
+    return this.deps.queue.transaction(async (tx, jobs) => {
+      const row = await store.updateMessage(tx, tenant, id, changes, onlyIfStatus);
+      if (row && changes.status !== 'queued') await this.#settled(tx, jobs, tenant, row);
+      return row;
+    });
+  }
+
+  /**
+   * Queues an outbound message in the caller's transaction: the row and its `sms.send` job commit
+   * together, exactly as `/sms/send` with `queue: true` does. The number's rate and FIFO apply.
+   */
+  async queueOutbound(
+    tx: Executor,
+    jobs: JobEnqueuer,
+    tenant: Tenant,
+    message: OutboundMessage,
+  ): Promise<store.MessageRow> {
+    const row = await store.insertMessage(tx, tenant, {
+      phoneNumberId: message.phoneNumberId,
+      assistantId: message.assistantId,
+      provider: message.provider,
+      direction: 'outbound',
+      fromPhoneNumber: message.from,
+      toPhoneNumber: message.to,
+      body: message.body,
+      mediaUrls: message.mediaUrls ?? [],
+      status: 'queued',
+      segments: smsSegments(message.body),
+      attempts: 0,
+    });
+    await jobs.enqueue('sms.send', { message_id: row.id, organization_id: tenant.organizationId });
+    return row;
+  }
 
   receiptUrl(provider: string, messageId: string): string {
     return `${this.deps.publicUrl}/webhooks/${provider}/sms-status?message_id=${messageId}`;
@@ -115,13 +190,7 @@ export class SmsService {
 
   /** Cancels a message still waiting in the queue. */
   async cancel(principal: Principal, id: string): Promise<store.MessageRow> {
-    const cancelled = await store.updateMessage(
-      this.deps.db,
-      principal.tenant,
-      id,
-      { status: 'cancelled' },
-      'queued',
-    );
+    const cancelled = await this.#settle(principal.tenant, id, { status: 'cancelled' }, 'queued');
     if (cancelled) return cancelled;
     const row = await this.get(principal, id);
     throw conflict(`Only a queued message can be cancelled; this one is ${row.status}`);
@@ -196,21 +265,32 @@ export class SmsService {
       if (idempotency && !(await store.claimIdempotencyKey(tx, tenant, idempotency.key, idempotency.hash))) {
         return undefined;
       }
-      const message = await store.insertMessage(tx, tenant, {
+      const outbound: OutboundMessage = {
         phoneNumberId: number.id,
         assistantId: number.assistantId,
         provider,
-        direction: 'outbound',
-        fromPhoneNumber: request.from,
-        toPhoneNumber: request.to,
+        from: request.from,
+        to: request.to,
         body: request.message,
         mediaUrls: request.mediaUrls,
-        status: request.queue ? 'queued' : 'sending',
-        segments: smsSegments(request.message),
-        attempts: request.queue ? 0 : 1,
-      });
-      if (!request.queue) return { message, answer: undefined };
-      await jobs.enqueue('sms.send', { message_id: message.id, organization_id: tenant.organizationId });
+      };
+      if (!request.queue) {
+        const message = await store.insertMessage(tx, tenant, {
+          phoneNumberId: number.id,
+          assistantId: number.assistantId,
+          provider,
+          body: request.message,
+          mediaUrls: request.mediaUrls,
+          direction: 'outbound',
+          fromPhoneNumber: request.from,
+          toPhoneNumber: request.to,
+          status: 'sending',
+          segments: smsSegments(request.message),
+          attempts: 1,
+        });
+        return { message, answer: undefined };
+      }
+      const message = await this.queueOutbound(tx, jobs, tenant, outbound);
       const answer = this.#answer(200, message.id, 'Message queued for sending', provider, 'queued');
       if (idempotency)
         await store.recordIdempotentAnswer(tx, tenant, idempotency.key, {
@@ -296,12 +376,13 @@ export class SmsService {
       });
       const segments = Math.max(sent.segments, 1);
       const cost = roundMoney(segments * this.deps.pricePerSegment);
-      await db.transaction(async (tx) => {
-        await store.markAccepted(tx, tenant, message.id, {
+      await this.deps.queue.transaction(async (tx, jobs) => {
+        const accepted = await store.markAccepted(tx, tenant, message.id, {
           providerMessageId: sent.messageId,
           segments,
           cost,
         });
+        if (accepted) await this.#settled(tx, jobs, tenant, accepted);
         if (cost > 0) {
           await this.deps.billing.apply(
             {
@@ -325,7 +406,7 @@ export class SmsService {
         });
         return { status: 'retry', error: error.message };
       }
-      await store.updateMessage(db, tenant, message.id, { status: 'failed', error: error.message });
+      await this.#settle(tenant, message.id, { status: 'failed', error: error.message });
       return { status: 'failed', error: error.message };
     }
   }
@@ -344,8 +425,7 @@ export class SmsService {
     if (!message?.phoneNumberId) return;
     const number = await findPhoneNumber(db, tenant, message.phoneNumberId);
     if (!number) {
-      await store.updateMessage(
-        db,
+      await this.#settle(
         tenant,
         message.id,
         { status: 'failed', error: 'The sending number was removed' },
@@ -377,7 +457,7 @@ export class SmsService {
     const claimed = await store.claimOldestQueued(db, tenant, number.id);
     if (!claimed) return; // nothing left: cancelled, or sent by another job
     if (!credentials) {
-      await store.updateMessage(db, tenant, claimed.id, {
+      await this.#settle(tenant, claimed.id, {
         status: 'failed',
         error: `No ${claimed.provider} credentials`,
       });

@@ -57,8 +57,8 @@ export async function markAccepted(
   tenant: Tenant,
   id: string,
   values: { providerMessageId: string; segments: number; cost: number },
-): Promise<void> {
-  await ex
+): Promise<MessageRow | undefined> {
+  const [row] = await ex
     .update(messages)
     .set({
       ...values,
@@ -67,7 +67,9 @@ export async function markAccepted(
       error: null,
       updatedAt: sql`now()`,
     })
-    .where(tenant.where(messages, eq(messages.id, id)));
+    .where(tenant.where(messages, eq(messages.id, id)))
+    .returning();
+  return row;
 }
 
 export async function updateMessage(

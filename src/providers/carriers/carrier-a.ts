@@ -11,6 +11,7 @@ import type { CallStatus } from '../../db/schema/telephony.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
 import type {
+  CallSnapshot,
   CarrierAdapter,
   CarrierCredentials,
   CarrierEvent,
@@ -113,6 +114,33 @@ interface CarrierAResource {
   friendly_name?: string;
 }
 
+interface CarrierACall {
+  sid: string;
+  status: string;
+  duration?: string | null;
+  answered_by?: string | null;
+  date_created?: string | null;
+  end_time?: string | null;
+}
+
+/** `human`, or `machine_start`, `machine_end_beep`… and `fax` (a machine); nothing when detection did not run. */
+function answeredByOf(value: string | undefined | null): 'human' | 'machine' | undefined {
+  if (!value || value === 'unknown') return undefined;
+  return value === 'human' ? 'human' : 'machine';
+}
+
+function snapshotOf(call: CarrierACall): CallSnapshot {
+  const answeredBy = answeredByOf(call.answered_by);
+  return {
+    callSid: call.sid,
+    status: CALL_STATUSES[call.status] ?? 'failed',
+    ...(call.duration != null ? { durationSeconds: Number(call.duration) || 0 } : {}),
+    ...(answeredBy ? { answeredBy } : {}),
+    createdAt: call.date_created ? new Date(call.date_created) : new Date(0),
+    ...(call.end_time ? { endedAt: new Date(call.end_time) } : {}),
+  };
+}
+
 export class CarrierAAdapter implements CarrierAdapter {
   readonly id = 'carrier_a' as const;
 
@@ -130,8 +158,38 @@ export class CarrierAAdapter implements CarrierAdapter {
     });
     for (const event of ['initiated', 'ringing', 'answered', 'completed'])
       form.append('StatusCallbackEvent', event);
+    if (request.detectMachine) form.set('MachineDetection', 'Enable');
     const { body } = await this.#call<CarrierAResource>(credentials, 'POST', '/Calls.json', form);
     return { callSid: body.sid, status: CALL_STATUSES[body.status] ?? 'queued' };
+  }
+
+  async lookupCall(credentials: CarrierCredentials, callSid: string): Promise<CallSnapshot | undefined> {
+    try {
+      const { body } = await this.#call<CarrierACall>(
+        credentials,
+        'GET',
+        `/Calls/${encodeURIComponent(callSid)}.json`,
+      );
+      return snapshotOf(body);
+    } catch (error) {
+      if (error instanceof ProviderError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async findOutboundCalls(
+    credentials: CarrierCredentials,
+    query: { from: string; to: string; since: Date },
+  ): Promise<CallSnapshot[]> {
+    // The list filters by day (UTC); the exact time is compared on the records.
+    const params = new URLSearchParams({
+      From: query.from,
+      To: query.to,
+      'StartTime>': query.since.toISOString().slice(0, 10),
+      PageSize: '100',
+    });
+    const { body } = await this.#call<{ calls: CarrierACall[] }>(credentials, 'GET', `/Calls.json?${params}`);
+    return (body.calls ?? []).map(snapshotOf).filter((call) => call.createdAt >= query.since);
   }
 
   async hangUp(credentials: CarrierCredentials, callSid: string): Promise<void> {
@@ -236,12 +294,14 @@ export class CarrierAAdapter implements CarrierAdapter {
       }
       const duration = first(params, 'CallDuration');
       const timestamp = first(params, 'Timestamp');
+      const answeredBy = answeredByOf(first(params, 'AnsweredBy'));
       events.push({
         kind: 'call_status',
         callSid,
         status: CALL_STATUSES[callStatus] ?? 'failed',
         ...(duration !== undefined ? { durationSeconds: Number(duration) || 0 } : {}),
         ...(timestamp ? { at: new Date(timestamp) } : {}),
+        ...(answeredBy ? { answeredBy } : {}),
       });
       return events;
     }

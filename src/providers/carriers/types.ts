@@ -26,6 +26,8 @@ export interface PlaceCallRequest {
   streamUrl: string;
   /** Seconds to ring before giving up. */
   timeoutSeconds?: number;
+  /** Ask the carrier to tell a person from an answering machine (campaign calls: `voicemail`). */
+  detectMachine?: boolean;
 }
 
 export interface SendMessageRequest {
@@ -69,6 +71,8 @@ export type CarrierEvent =
       /** Our call id when the carrier echoes client state. */
       callId?: number;
       at?: Date;
+      /** Who answered, when the carrier's answering-machine detection ran. */
+      answeredBy?: 'human' | 'machine';
     }
   | { kind: 'inbound_call'; callSid: string; from: string; to: string }
   | { kind: 'message_status'; messageId: string; status: MessageStatus; error?: string }
@@ -100,6 +104,16 @@ export interface CredentialCheck {
   account?: string;
 }
 
+/** A call as the carrier's records show it (for recovering status callbacks that never arrived). */
+export interface CallSnapshot {
+  callSid: string;
+  status: CallStatus;
+  durationSeconds?: number;
+  answeredBy?: 'human' | 'machine';
+  createdAt: Date;
+  endedAt?: Date;
+}
+
 export interface CarrierAdapter {
   readonly id: CarrierId;
   placeCall(credentials: CarrierCredentials, request: PlaceCallRequest): Promise<PlacedCall>;
@@ -120,4 +134,14 @@ export interface CarrierAdapter {
    * the call's audio to `streamUrl`. Carriers that stream from the dial request (carrier_b) have none.
    */
   answerMarkup?(streamUrl: string): { contentType: string; body: string };
+  /** The carrier's record of one call; undefined when it has none. */
+  lookupCall?(credentials: CarrierCredentials, callSid: string): Promise<CallSnapshot | undefined>;
+  /**
+   * The outbound calls from `from` to `to` the carrier created at or after `since`: how a dial whose
+   * answer was lost (the process stopped mid-request) is found, or known never to have happened.
+   */
+  findOutboundCalls?(
+    credentials: CarrierCredentials,
+    query: { from: string; to: string; since: Date },
+  ): Promise<CallSnapshot[]>;
 }

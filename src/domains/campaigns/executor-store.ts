@@ -1,0 +1,424 @@
+/**
+ * SQL of the campaign executor: locking a campaign, counting attempts in flight, claiming due
+ * contacts into execution rows (one statement, so a contact and its attempt number move together),
+ * claiming an execution before it runs, and settling an attempt's contact.
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import {
+  type CampaignStatus,
+  type ContactStatus,
+  campaignContacts,
+  campaignExecutions,
+  campaignSchedules,
+  campaigns,
+  type ExecutionStatus,
+} from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
+
+export type CampaignRecord = typeof campaigns.$inferSelect;
+export type ExecutionRecord = typeof campaignExecutions.$inferSelect;
+export type ContactRecord = typeof campaignContacts.$inferSelect;
+export type ScheduleRecord = typeof campaignSchedules.$inferSelect;
+
+/** Attempts that hold a slot of the campaign's and the organization's concurrency. */
+export const IN_FLIGHT: ExecutionStatus[] = ['pending', 'in_progress'];
+
+function rowsOf<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows;
+}
+
+export async function findCampaignRecord(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<CampaignRecord | undefined> {
+  const [row] = await ex
+    .select()
+    .from(campaigns)
+    .where(tenant.where(campaigns, eq(campaigns.id, id)));
+  return row;
+}
+
+export async function lockCampaign(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<CampaignRecord | undefined> {
+  const [row] = await ex
+    .select()
+    .from(campaigns)
+    .where(tenant.where(campaigns, eq(campaigns.id, id)))
+    .for('update');
+  return row;
+}
+
+export async function updateCampaign(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  changes: Partial<Omit<CampaignRecord, 'id' | 'organizationId' | 'createdAt'>>,
+): Promise<void> {
+  await ex
+    .update(campaigns)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(tenant.where(campaigns, eq(campaigns.id, id)));
+}
+
+/** Adds to the campaign's contact counters (the finished contacts of the current occurrence). */
+export async function countFinishedContact(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  outcome: 'completed' | 'failed',
+): Promise<void> {
+  const column = outcome === 'completed' ? campaigns.completedContacts : campaigns.failedContacts;
+  await ex
+    .update(campaigns)
+    .set({ [outcome === 'completed' ? 'completedContacts' : 'failedContacts']: sql`${column} + 1` })
+    .where(tenant.where(campaigns, eq(campaigns.id, id)));
+}
+
+/**
+ * Serialises dispatching within one organization (its concurrency limit spans its campaigns):
+ * a transaction-scoped advisory lock, released at commit.
+ */
+export async function lockOrganizationDispatch(ex: Executor, tenant: Tenant): Promise<void> {
+  await ex.execute(
+    sql`select pg_advisory_xact_lock(hashtext('campaign-dispatch'), ${tenant.organizationId})`,
+  );
+}
+
+/** Attempts in flight for the campaign and for the whole organization. */
+export async function inFlight(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<{ campaign: number; organization: number }> {
+  const [row] = await ex
+    .select({
+      campaign: sql<number>`count(*) filter (where ${campaignExecutions.campaignId} = ${campaignId})::int`,
+      organization: sql<number>`count(*)::int`,
+    })
+    .from(campaignExecutions)
+    .where(tenant.where(campaignExecutions, inArray(campaignExecutions.status, IN_FLIGHT)));
+  return { campaign: Number(row?.campaign ?? 0), organization: Number(row?.organization ?? 0) };
+}
+
+/** Where the campaign's contacts stand: unfinished now, and the next retry time among the waiting. */
+export async function contactOutlook(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<{ unfinished: number; dueNow: number; nextRetryAt: Date | null }> {
+  const [row] = await ex
+    .select({
+      unfinished: sql<number>`count(*) filter (where ${campaignContacts.status} in ('pending', 'in_progress'))::int`,
+      dueNow: sql<number>`count(*) filter (where ${campaignContacts.status} = 'pending' and (${campaignContacts.nextAttemptAt} is null or ${campaignContacts.nextAttemptAt} <= now()))::int`,
+      nextRetryAt: sql<
+        string | null
+      >`min(${campaignContacts.nextAttemptAt}) filter (where ${campaignContacts.status} = 'pending' and ${campaignContacts.nextAttemptAt} > now())`,
+    })
+    .from(campaignContacts)
+    .where(tenant.where(campaignContacts, eq(campaignContacts.campaignId, campaignId)));
+  return {
+    unfinished: Number(row?.unfinished ?? 0),
+    dueNow: Number(row?.dueNow ?? 0),
+    nextRetryAt: row?.nextRetryAt ? new Date(row.nextRetryAt) : null,
+  };
+}
+
+/**
+ * Claims up to `limit` due contacts (pending, retry time reached; oldest due first) and creates one
+ * pending execution for each, numbered with the contact's attempt counter — in one statement, so a
+ * contact never gets two rows for one attempt number (the unique index would refuse it anyway).
+ * Contacts another dispatch holds are skipped. A mixed campaign's attempts after `max_attempts`
+ * calls are the SMS. Returns the new executions' ids.
+ */
+export async function claimDueContacts(
+  ex: Executor,
+  tenant: Tenant,
+  campaign: Pick<CampaignRecord, 'id' | 'campaignType' | 'maxAttempts' | 'currentOccurrence'>,
+  limit: number,
+): Promise<number[]> {
+  if (limit <= 0) return [];
+  const channel =
+    campaign.campaignType === 'sms'
+      ? sql`'sms'`
+      : campaign.campaignType === 'call'
+        ? sql`'call'`
+        : sql`case when claimed.attempts > ${campaign.maxAttempts} then 'sms' else 'call' end`;
+  const result = await ex.execute(sql`
+    with due as (
+      select id from campaign_contacts
+      where organization_id = ${tenant.organizationId} and campaign_id = ${campaign.id}
+        and status = 'pending' and (next_attempt_at is null or next_attempt_at <= now())
+      order by next_attempt_at asc nulls first, id
+      limit ${limit}
+      for update skip locked
+    ), claimed as (
+      update campaign_contacts c
+      set status = 'in_progress', attempts = c.attempts + 1, occurrence = ${campaign.currentOccurrence},
+          next_attempt_at = null, updated_at = now()
+      from due where c.id = due.id
+      returning c.id, c.attempts
+    )
+    insert into campaign_executions
+      (organization_id, campaign_id, contact_id, attempt_number, occurrence, channel, status, execution_data)
+    select ${tenant.organizationId}, ${campaign.id}, claimed.id, claimed.attempts, ${campaign.currentOccurrence},
+      ${channel}, 'pending',
+      case when claimed.attempts > 1 then jsonb_build_object('retry_reason', (
+        select 'previous attempt ' || e.status from campaign_executions e
+        where e.contact_id = claimed.id and e.occurrence = ${campaign.currentOccurrence}
+        order by e.attempt_number desc limit 1)) else '{}'::jsonb end
+    from claimed
+    returning id`);
+  return rowsOf<{ id: number }>(result).map((row) => Number(row.id));
+}
+
+/** The campaign's executions still waiting for their attempt job (to hand out again on resume). */
+export async function pendingExecutions(ex: Executor, tenant: Tenant, campaignId: number): Promise<number[]> {
+  const rows = await ex
+    .select({ id: campaignExecutions.id })
+    .from(campaignExecutions)
+    .where(
+      tenant.where(
+        campaignExecutions,
+        eq(campaignExecutions.campaignId, campaignId),
+        eq(campaignExecutions.status, 'pending'),
+      ),
+    );
+  return rows.map((row) => row.id);
+}
+
+export async function findExecution(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  options: { forUpdate?: boolean } = {},
+): Promise<ExecutionRecord | undefined> {
+  const query = ex
+    .select()
+    .from(campaignExecutions)
+    .where(tenant.where(campaignExecutions, eq(campaignExecutions.id, id)));
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+export async function executionOfCall(
+  ex: Executor,
+  tenant: Tenant,
+  callId: number,
+): Promise<ExecutionRecord | undefined> {
+  const [row] = await ex
+    .select()
+    .from(campaignExecutions)
+    .where(tenant.where(campaignExecutions, eq(campaignExecutions.callId, callId)))
+    .for('update');
+  return row;
+}
+
+export async function executionOfMessage(
+  ex: Executor,
+  tenant: Tenant,
+  messageId: string,
+): Promise<ExecutionRecord | undefined> {
+  const [row] = await ex
+    .select()
+    .from(campaignExecutions)
+    .where(tenant.where(campaignExecutions, eq(campaignExecutions.smsId, messageId)))
+    .for('update');
+  return row;
+}
+
+/** pending → in_progress, once: the attempt that wins this update is the only one that runs. */
+export async function claimExecution(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<ExecutionRecord | undefined> {
+  const [row] = await ex
+    .update(campaignExecutions)
+    .set({ status: 'in_progress', executedAt: sql`now()`, updatedAt: sql`now()` })
+    .where(
+      tenant.where(
+        campaignExecutions,
+        eq(campaignExecutions.id, id),
+        eq(campaignExecutions.status, 'pending'),
+      ),
+    )
+    .returning();
+  return row;
+}
+
+export async function updateExecution(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  changes: Partial<Omit<ExecutionRecord, 'id' | 'organizationId' | 'createdAt'>>,
+): Promise<void> {
+  await ex
+    .update(campaignExecutions)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(tenant.where(campaignExecutions, eq(campaignExecutions.id, id)));
+}
+
+export async function findContact(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  options: { forUpdate?: boolean } = {},
+): Promise<ContactRecord | undefined> {
+  const query = ex
+    .select()
+    .from(campaignContacts)
+    .where(tenant.where(campaignContacts, eq(campaignContacts.id, id)));
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+export async function updateContact(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  changes: { status: ContactStatus; nextAttemptAt?: Date | null },
+): Promise<void> {
+  await ex
+    .update(campaignContacts)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(tenant.where(campaignContacts, eq(campaignContacts.id, id)));
+}
+
+/** A new occurrence: every contact waits again, with no attempt made in it yet. */
+export async function resetContacts(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+  occurrence: number,
+): Promise<void> {
+  await ex
+    .update(campaignContacts)
+    .set({ status: 'pending', attempts: 0, nextAttemptAt: null, occurrence, updatedAt: sql`now()` })
+    .where(tenant.where(campaignContacts, eq(campaignContacts.campaignId, campaignId)));
+}
+
+/**
+ * Stop: executions not yet started and waiting contacts are skipped (attempts already under way
+ * finish, with no retry). Returns how many contacts were skipped.
+ */
+export async function skipWaiting(ex: Executor, tenant: Tenant, campaignId: number): Promise<number> {
+  const executions = await ex
+    .update(campaignExecutions)
+    .set({
+      status: 'skipped',
+      finishedAt: sql`now()`,
+      updatedAt: sql`now()`,
+      executionData: sql`${campaignExecutions.executionData} || '{"error_details": "The campaign was stopped before this attempt started"}'::jsonb`,
+    })
+    .where(
+      tenant.where(
+        campaignExecutions,
+        eq(campaignExecutions.campaignId, campaignId),
+        eq(campaignExecutions.status, 'pending'),
+      ),
+    )
+    .returning({ contactId: campaignExecutions.contactId });
+  const held = executions.map((row) => row.contactId);
+  const skipped = await ex
+    .update(campaignContacts)
+    .set({ status: 'skipped', nextAttemptAt: null, updatedAt: sql`now()` })
+    .where(
+      tenant.where(
+        campaignContacts,
+        eq(campaignContacts.campaignId, campaignId),
+        held.length > 0
+          ? sql`(${campaignContacts.status} = 'pending' or ${inArray(campaignContacts.id, held)})`
+          : eq(campaignContacts.status, 'pending'),
+      ),
+    )
+    .returning({ id: campaignContacts.id });
+  return skipped.length;
+}
+
+export async function findSchedule(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<ScheduleRecord | undefined> {
+  const [row] = await ex
+    .select()
+    .from(campaignSchedules)
+    .where(tenant.where(campaignSchedules, eq(campaignSchedules.campaignId, campaignId)));
+  return row;
+}
+
+export async function updateSchedule(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+  changes: { nextRunAt?: Date | null; lastRunAt?: Date },
+): Promise<void> {
+  await ex
+    .update(campaignSchedules)
+    .set({ ...changes, updatedAt: sql`now()` })
+    .where(tenant.where(campaignSchedules, eq(campaignSchedules.campaignId, campaignId)));
+}
+
+/** The running campaigns of the organization (to dispatch when one of its slots frees up). */
+export async function runningCampaigns(ex: Executor, tenant: Tenant): Promise<number[]> {
+  const rows = await ex
+    .select({ id: campaigns.id })
+    .from(campaigns)
+    .where(tenant.where(campaigns, eq(campaigns.status, 'running')));
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Work the sweep looks for, on the whole platform (each row names its organization): schedules
+ * that are due, running campaigns, attempts in flight with no news for `staleSeconds`, and
+ * executions whose attempt job has not run for a while.
+ */
+export const sweepQueries = {
+  async dueSchedules(ex: Executor): Promise<Array<{ campaignId: number; organizationId: number }>> {
+    return ex
+      .select({ campaignId: campaignSchedules.campaignId, organizationId: campaignSchedules.organizationId })
+      .from(campaignSchedules)
+      .where(sql`${campaignSchedules.nextRunAt} <= now()`);
+  },
+
+  async runningCampaigns(ex: Executor): Promise<Array<{ campaignId: number; organizationId: number }>> {
+    return ex
+      .select({ campaignId: campaigns.id, organizationId: campaigns.organizationId })
+      .from(campaigns)
+      .where(eq(campaigns.status, 'running' satisfies CampaignStatus));
+  },
+
+  async staleAttempts(ex: Executor, staleSeconds: number): Promise<ExecutionRecord[]> {
+    return ex
+      .select()
+      .from(campaignExecutions)
+      .where(
+        and(
+          eq(campaignExecutions.status, 'in_progress'),
+          sql`coalesce(${campaignExecutions.checkedAt}, ${campaignExecutions.updatedAt}) < now() - make_interval(secs => ${staleSeconds}::float8)`,
+        ),
+      )
+      .limit(500);
+  },
+
+  async waitingExecutions(ex: Executor, staleSeconds: number): Promise<ExecutionRecord[]> {
+    return ex
+      .select()
+      .from(campaignExecutions)
+      .innerJoin(campaigns, eq(campaigns.id, campaignExecutions.campaignId))
+      .where(
+        and(
+          eq(campaignExecutions.status, 'pending'),
+          eq(campaigns.status, 'running'),
+          sql`${campaignExecutions.updatedAt} < now() - make_interval(secs => ${staleSeconds}::float8)`,
+        ),
+      )
+      .limit(500)
+      .then((rows) => rows.map((row) => row.campaign_executions));
+  },
+};
