@@ -11,7 +11,7 @@ export interface JobPayloads {
   'sms.send': { message_id: string; organization_id: number };
   /**
    * Hands a running campaign's due contacts to attempts, within its and its organization's limits
-   * (one queued and one running per campaign: the queue's `stately` policy, keyed by campaign).
+   * (at most one waiting per campaign: the queue's `short` policy, keyed by campaign).
    */
   'campaign.dispatch': { campaign_id: number; organization_id: number };
   /** Makes one contact attempt (a row of campaign_executions): places the call or queues the SMS. */
@@ -34,10 +34,10 @@ export interface JobPolicy {
   /** Seconds a single attempt may run before it counts as failed. */
   expireInSeconds: number;
   /**
-   * pg-boss queue policy: `standard` (default) keeps every job; `stately` keeps at most one queued
-   * and one running job per singleton key, dropping further sends — for idempotent "look again" jobs.
+   * pg-boss queue policy: `standard` (default) keeps every job; `short` keeps at most one queued job
+   * per singleton key, dropping further sends while one waits — for idempotent "look again" jobs.
    */
-  policy?: 'standard' | 'stately';
+  policy?: 'standard' | 'short';
 }
 
 export const jobPolicies: Record<JobName, JobPolicy> = {
@@ -50,13 +50,14 @@ export const jobPolicies: Record<JobName, JobPolicy> = {
   // a process that died, and is handed to another worker.
   'sms.send': { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 30 },
   // Dispatching is idempotent (it locks the campaign and looks at what is due), so one waiting
-  // dispatch per campaign is enough however many attempts finish meanwhile.
+  // dispatch per campaign is enough however many attempts finish meanwhile. Not `stately`: a
+  // dispatch left active by a killed process would block the campaign's next one until it expired.
   'campaign.dispatch': {
     retryLimit: 5,
     retryDelay: 2,
     retryBackoff: true,
     expireInSeconds: 60,
-    policy: 'stately',
+    policy: 'short',
   },
   // An attempt claims its execution row before it calls the carrier; a retry of the job after that
   // finds the row claimed and does nothing (the sweep settles attempts whose process died).

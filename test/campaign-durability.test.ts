@@ -1,0 +1,190 @@
+/**
+ * A campaign across kill -9: the real server (`src/server.ts`, as `npm start` runs it, on the
+ * PostgreSQL server of TEST_DATABASE_URL, or PGlite under DATA_DIR) runs a 200-contact call campaign
+ * against a carrier_a simulator in this process, is killed with SIGKILL mid-run, and is started
+ * again on the same data.
+ *
+ * What src/domains/campaigns/executor.ts documents, checked precisely: the campaign completes after
+ * the restart; every contact is finished; and the carrier's log shows each contact dialled exactly
+ * as many times as its execution rows say — attempts in flight at the kill were neither lost nor
+ * made twice (their lost callbacks and dial answers are recovered from the carrier's records by
+ * the sweep, see recovery.ts).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDatabase } from '../src/db/client.js';
+import { CarrierASimulator } from '../src/sim/carrier-a.js';
+import { TEST_SECRET_KEY, waitFor } from './support/harness.js';
+import { freePort, type ServerProcess, spawnServer, waitHealthy } from './support/server-process.js';
+import { adminQuery, databaseUrl, uniqueName } from './support/template.js';
+
+const sim = new CarrierASimulator();
+const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-campaign-durability-'));
+let databaseEnv: Record<string, string> = {};
+let dropDatabase: () => Promise<void> = async () => {};
+const started: ServerProcess[] = [];
+
+beforeAll(async () => {
+  await sim.start();
+  const template = inject('template');
+  if (template.kind !== 'server') CONTACTS = 100;
+  if (template.kind === 'server') {
+    const name = uniqueName('sb_campaign_durability');
+    await adminQuery(template.adminUrl, `create database "${name}" template "${template.templateName}"`);
+    databaseEnv = { DATABASE_URL: databaseUrl(template.adminUrl, name) };
+    dropDatabase = () => adminQuery(template.adminUrl, `drop database if exists "${name}" with (force)`);
+  }
+});
+afterAll(async () => {
+  for (const server of started) {
+    if (server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+  }
+  await sim.stop();
+  await dropDatabase();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function start(port: string): Promise<ServerProcess> {
+  const server = spawnServer({
+    DATA_DIR: dataDir,
+    PORT: port,
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SECRET_KEY: TEST_SECRET_KEY,
+    CARRIER_A_BASE_URL: sim.baseUrl,
+    CAMPAIGN_SWEEP_INTERVAL_SECONDS: '1',
+    CAMPAIGN_RECOVER_AFTER_SECONDS: '2',
+    ...databaseEnv,
+  });
+  started.push(server);
+  await waitHealthy(server, 60_000);
+  return server;
+}
+
+async function call(
+  server: ServerProcess,
+  method: string,
+  url: string,
+  options: { token?: string; body?: unknown } = {},
+) {
+  const response = await fetch(`${server.baseUrl}${url}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as Record<string, unknown> };
+}
+
+const NUMBER = '+14156661001';
+/** 200 on the PostgreSQL server, as the issue asks; half on PGlite, whose single connection is slower. */
+let CONTACTS = 200;
+const contactNumber = (i: number) => `+1415778${String(1000 + i).padStart(4, '0')}`;
+
+describe('a campaign across kill -9', () => {
+  it('completes after a restart, every contact dialled exactly as often as its execution rows say', async () => {
+    const port = String(await freePort());
+    const first = await start(port);
+    const registered = await call(first, 'POST', '/api/v1/auth/register', {
+      body: {
+        email: 'campaign.durability@example.test',
+        password: 'crash-and-restart',
+        first_name: 'C',
+        last_name: 'D',
+      },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const token = registered.body.access_token as string;
+    const account = { account_sid: `AC${'8'.repeat(32)}`, auth_token: 'durable-campaign' };
+    sim.addAccount(account);
+    expect(
+      (await call(first, 'PUT', '/api/v1/organization', { token, body: { carrier_a: account } })).status,
+    ).toBe(200);
+    const assistant = await call(first, 'POST', '/api/v1/assistants', { token, body: { name: 'Durable' } });
+    const number = await call(first, 'POST', '/api/v1/phone-numbers', {
+      token,
+      body: { phone_number: NUMBER, provider: 'carrier_a', assistant_id: assistant.body.id },
+    });
+    expect(number.status, JSON.stringify(number.body)).toBe(201);
+    // Every third contact never answers (two attempts each); the others answer.
+    for (let i = 0; i < CONTACTS; i++) {
+      sim.setCallOutcome(
+        contactNumber(i),
+        i % 3 === 0 ? { status: 'no-answer' } : { status: 'completed', durationSeconds: 5 },
+      );
+    }
+    const created = await call(first, 'POST', '/api/v1/campaigns', {
+      token,
+      body: {
+        name: 'Across a crash',
+        campaign_type: 'call',
+        assistant_id: assistant.body.id,
+        max_attempts: 2,
+        retry_delay_minutes: 0,
+        concurrency_limit: 10,
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as number;
+    const added = await call(first, 'POST', `/api/v1/campaigns/${id}/contacts`, {
+      token,
+      body: { contacts: Array.from({ length: CONTACTS }, (_, i) => ({ phone_number: contactNumber(i) })) },
+    });
+    expect(added.body.imported).toBe(CONTACTS);
+    expect((await call(first, 'POST', `/api/v1/campaigns/${id}/start`, { token })).status).toBe(200);
+
+    // Mid-run: a good part dialled, most not yet.
+    const dials = () => [...sim.calls.values()].filter((c) => c.from === NUMBER);
+    await waitFor(() => dials().length >= 60, 60_000);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const atKill = dials().length;
+    expect(atKill).toBeLessThan(CONTACTS);
+    await sim.settle();
+
+    const second = await start(port);
+    const done = await waitFor(async () => {
+      const response = await call(second, 'GET', `/api/v1/campaigns/${id}`, { token });
+      return response.body.status === 'completed' ? response.body : undefined;
+    }, 120_000);
+    await sim.settle();
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+
+    const database = await openDatabase(
+      databaseEnv.DATABASE_URL
+        ? { kind: 'server', url: databaseEnv.DATABASE_URL, poolSize: 1 }
+        : { kind: 'embedded', dataDir },
+    );
+    try {
+      const { rows } = await database.executeSql(
+        `select c.phone_number, c.status, count(e.id)::int as executions,
+                count(e.id) filter (where e.status in ('pending', 'in_progress'))::int as open
+           from campaign_contacts c left join campaign_executions e on e.contact_id = c.id
+          where c.campaign_id = $1 group by c.id order by c.id`,
+        [id],
+      );
+      expect(rows).toHaveLength(CONTACTS);
+      const dialled = new Map<string, number>();
+      for (const d of dials()) dialled.set(d.to, (dialled.get(d.to) ?? 0) + 1);
+      for (const [i, row] of rows.entries()) {
+        const phone = String(row.phone_number);
+        expect(Number(row.open), phone).toBe(0);
+        expect(dialled.get(phone) ?? 0, phone).toBe(Number(row.executions));
+        expect(row.status, phone).toBe(i % 3 === 0 ? 'failed' : 'completed');
+        expect(Number(row.executions), phone).toBe(i % 3 === 0 ? 2 : 1);
+      }
+      const failed = rows.filter((_, i) => i % 3 === 0).length;
+      expect(done).toMatchObject({ completed_contacts: CONTACTS - failed, failed_contacts: failed });
+    } finally {
+      await database.close();
+    }
+  }, 240_000);
+});
