@@ -14,6 +14,7 @@ import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
+import { CampaignScheduleService } from './domains/campaigns/schedules.js';
 import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
@@ -66,6 +67,7 @@ export interface Services {
   graphAnalytics: GraphAnalyticsService;
   campaigns: CampaignService;
   campaignContacts: CampaignContactService;
+  campaignSchedules: CampaignScheduleService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -177,6 +179,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       db: database.db,
       defaultRegion: config.contacts.defaultPhoneRegion,
     }),
+    campaignSchedules: new CampaignScheduleService({ db: database.db, queue }),
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,
