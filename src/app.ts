@@ -18,6 +18,7 @@ import { callRoutes } from './domains/calls/routes.js';
 import { campaignContactRoutes } from './domains/campaigns/contacts-routes.js';
 import { campaignMoveRoutes } from './domains/campaigns/moves-routes.js';
 import { campaignRoutes } from './domains/campaigns/routes.js';
+import { campaignScheduleRoutes } from './domains/campaigns/schedule-routes.js';
 import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
 import { graphRoutes } from './domains/graphs/routes.js';
@@ -112,7 +113,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.addHook('onRoute', (route) => {
     const declared = route.config?.access;
     if (declared && !route.schema?.hide)
-      route.schema = documentAccess(route.schema ?? {}, declared, route.method);
+      route.schema = documentAccess(
+        route.schema ?? {},
+        declared,
+        route.method,
+        route.config?.validationStatus ?? 422,
+      );
   });
 
   systemRoutes(app, {
@@ -136,6 +142,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   graphSessionRoutes(app, { sessions: deps.services.graphSessions, analytics: deps.services.graphAnalytics });
   campaignRoutes(app, deps.services.campaigns);
   campaignMoveRoutes(app, deps.services);
+  campaignScheduleRoutes(app, deps.services.campaignSchedules);
   await campaignContactRoutes(app, deps.services.campaignContacts, {
     maxFileBytes: config.contacts.importMaxBytes,
   });
@@ -152,11 +159,17 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 }
 
 /** Adds what a route requires, and the errors that follow from it, to its OpenAPI operation. */
-function documentAccess(schema: FastifySchema, declared: Access, method: string | string[]): FastifySchema {
+function documentAccess(
+  schema: FastifySchema,
+  declared: Access,
+  method: string | string[],
+  validationStatus: 400 | 422,
+): FastifySchema {
   const responses: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
   const notes: string[] = [];
   const hasInput = Boolean(schema.body || schema.querystring || schema.params);
-  if (hasInput) responses['422'] ??= { ...ErrorBody, description: 'Validation failed' };
+  // Routes whose invalid input answers 400 (decisions §2) document that status instead of 422.
+  if (hasInput) responses[String(validationStatus)] ??= { ...ErrorBody, description: 'Validation failed' };
   if (schema.body) responses['413'] ??= { ...ErrorBody, description: 'Body too large' };
   if (declared.public) {
     return { ...schema, security: [], response: responses } as FastifySchema;

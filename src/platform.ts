@@ -16,6 +16,8 @@ import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
 import { CampaignExecutor } from './domains/campaigns/executor.js';
 import { CampaignRecovery } from './domains/campaigns/recovery.js';
+import { nextRunAfter } from './domains/campaigns/recurrence.js';
+import { CampaignScheduleService } from './domains/campaigns/schedules.js';
 import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
@@ -70,6 +72,7 @@ export interface Services {
   executor: CampaignExecutor;
   campaignRecovery: CampaignRecovery;
   campaignContacts: CampaignContactService;
+  campaignSchedules: CampaignScheduleService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -163,7 +166,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     sms,
     resolver: configResolver,
     billing,
-    nextRunAfter: () => null,
+    nextRunAfter,
     options: { organizationConcurrency: config.campaigns.organizationConcurrency },
   });
   const recovery = new CampaignRecovery({
@@ -204,6 +207,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       db: database.db,
       defaultRegion: config.contacts.defaultPhoneRegion,
     }),
+    campaignSchedules: new CampaignScheduleService({ db: database.db, queue }),
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,

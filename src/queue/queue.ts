@@ -42,9 +42,22 @@ function textToSql(text: string, values: unknown[]): SQL {
   );
 }
 
+/** The driver connection under a Drizzle transaction (PGlite's transaction, or node-postgres's client). */
+interface RawClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
 function transactionDb(tx: Tx): PgBoss.Db {
+  // pg-boss's insert has CASE branches that CAST its start_after parameter to timestamptz or to an
+  // interval; through Drizzle's typed parameters PostgreSQL folds the branch not taken and fails
+  // ("invalid input syntax … 86400"). The driver's own query, like the non-transaction path, does not.
+  const raw = (tx as unknown as { session?: { client?: RawClient } }).session?.client;
   return {
     async executeSql(text, values) {
+      if (raw && typeof raw.query === 'function' && values && values.length > 0) {
+        const result = await raw.query(text, values);
+        return { rows: result.rows };
+      }
       const result = (await tx.execute(textToSql(text, values ?? []))) as unknown as { rows: unknown[] };
       return { rows: result.rows };
     },
