@@ -10,7 +10,14 @@
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { calls, campaignContacts, campaignExecutions, campaigns, messages } from '../src/db/schema/index.js';
+import {
+  calls,
+  campaignContacts,
+  campaignExecutions,
+  campaignSchedules,
+  campaigns,
+  messages,
+} from '../src/db/schema/index.js';
 import { Tenant } from '../src/db/tenant.js';
 import * as executorStore from '../src/domains/campaigns/executor-store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
@@ -572,5 +579,128 @@ describe('recovery by the sweep', () => {
     const [orphan] = await t.database.db.select().from(calls).where(eq(calls.id, callId));
     expect(orphan!.status).toBe('failed');
     expect(String(orphan!.callMeta.error)).toMatch(/Never placed/);
+  });
+});
+
+describe('schedules and retry delays', () => {
+  it('a scheduled campaign starts by itself at its time', async () => {
+    const org = await organization();
+    const to = nextNumber();
+    const id = await campaign(org, {}, [{ phone_number: to }]);
+    const at = new Date(Date.now() + 2500);
+    const scheduled = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/campaigns/${id}/schedule`,
+      headers: org.admin.headers,
+      payload: { schedule_type: 'scheduled', scheduled_at: at.toISOString() },
+    });
+    expect(scheduled.statusCode, scheduled.body).toBe(200);
+    expect((await get(org, id)).status).toBe('scheduled');
+    const done = await settled(org, id, 'completed', 30_000);
+    expect(new Date(done.started_at).getTime()).toBeGreaterThanOrEqual(at.getTime());
+    expect(dialsTo(to)).toHaveLength(1);
+    const schedule = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/campaigns/${id}/schedule`,
+      headers: org.admin.headers,
+    });
+    expect(schedule.json()).toMatchObject({ next_run_at: null });
+    expect(schedule.json().last_run_at).not.toBeNull();
+  });
+
+  it('a recurring campaign contacts every contact once per occurrence, then waits for the next', async () => {
+    const org = await organization();
+    const numbers = [nextNumber(), nextNumber()];
+    const id = await campaign(
+      org,
+      {},
+      numbers.map((n) => ({ phone_number: n })),
+    );
+    const set = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/campaigns/${id}/schedule`,
+      headers: org.admin.headers,
+      payload: {
+        schedule_type: 'recurring',
+        recurring_config: { frequency: 'daily', time: '09:30', time_zone: 'Europe/Berlin' },
+      },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    // The occurrence's time comes (moved into the past instead of waiting for 09:30 in Berlin).
+    const arrive = () =>
+      t.database.db
+        .update(campaignSchedules)
+        .set({ nextRunAt: new Date(Date.now() - 1000) })
+        .where(eq(campaignSchedules.campaignId, id));
+    for (const occurrence of [0, 1]) {
+      await arrive();
+      await waitFor(async () => {
+        const rows = await executionsOf(id);
+        const row = await get(org, id);
+        return rows.filter((r) => r.status === 'completed').length === 2 * (occurrence + 1) &&
+          row.status === 'scheduled'
+          ? row
+          : undefined;
+      }, 30_000);
+      const [schedule] = await t.database.db
+        .select()
+        .from(campaignSchedules)
+        .where(eq(campaignSchedules.campaignId, id));
+      // The next occurrence: 09:30 in Berlin, in the future.
+      expect(schedule!.nextRunAt!.getTime()).toBeGreaterThan(Date.now());
+      expect(
+        new Intl.DateTimeFormat('en-GB', {
+          timeZone: 'Europe/Berlin',
+          hour: '2-digit',
+          minute: '2-digit',
+        }).format(schedule!.nextRunAt!),
+      ).toBe('09:30');
+    }
+    await sim.settle();
+    for (const n of numbers) expect(dialsTo(n)).toHaveLength(2);
+    const occurrences = await t.database.db
+      .select({ occurrence: campaignExecutions.occurrence, attempt: campaignExecutions.attemptNumber })
+      .from(campaignExecutions)
+      .where(eq(campaignExecutions.campaignId, id))
+      .orderBy(asc(campaignExecutions.occurrence));
+    expect(occurrences).toEqual([
+      { occurrence: 0, attempt: 1 },
+      { occurrence: 0, attempt: 1 },
+      { occurrence: 1, attempt: 1 },
+      { occurrence: 1, attempt: 1 },
+    ]);
+    expect((await get(org, id)).completed_contacts).toBe(2);
+  });
+
+  it('a retry waits retry_delay_minutes (its wakeup queued for then), and runs once due', async () => {
+    const org = await organization();
+    const to = nextNumber();
+    sim.setCallOutcome(to, { status: 'busy' });
+    const id = await campaign(org, { retry_delay_minutes: 3, max_attempts: 2 }, [{ phone_number: to }]);
+    const startedAt = Date.now();
+    expect((await move(org, id, 'start')).statusCode).toBe(200);
+    const waiting = await waitFor(async () => {
+      const contact = (await contactsOf(id)).get(to)!;
+      return contact.status === 'pending' && contact.nextAttemptAt ? contact : undefined;
+    });
+    const due = waiting.nextAttemptAt!.getTime();
+    expect(due).toBeGreaterThanOrEqual(startedAt + 3 * 60_000);
+    expect(due).toBeLessThan(Date.now() + 3 * 60_000 + 1000);
+    const { rows } = await t.database.executeSql(
+      `select start_after from pgboss.job where name = 'campaign.wakeup' and (data->>'campaign_id')::int = $1`,
+      [id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(Math.abs(new Date(String(rows[0]!.start_after)).getTime() - due)).toBeLessThan(5000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(dialsTo(to)).toHaveLength(1); // not before its time
+    // Its time comes.
+    await t.database.db
+      .update(campaignContacts)
+      .set({ nextAttemptAt: new Date(Date.now() - 1000) })
+      .where(eq(campaignContacts.id, waiting.id));
+    const done = await settled(org, id, 'completed');
+    expect(done.failed_contacts).toBe(1);
+    expect(dialsTo(to)).toHaveLength(2);
   });
 });
