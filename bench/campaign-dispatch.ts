@@ -1,12 +1,12 @@
 /**
  * Campaign dispatch: a call campaign of `contacts` contacts run to completion against the carrier_a
  * simulator answering every call at once (a 1-second call, its callbacks posted straight away), with
- * concurrency_limit 100 and CAMPAIGN_ORGANIZATION_CONCURRENCY 100. Measures executions per second
+ * concurrency_limit and CAMPAIGN_ORGANIZATION_CONCURRENCY of IN_FLIGHT (20). Measures executions per second
  * from the start move until the campaign is `completed` (every contact finished: dialled, answered,
  * status callbacks applied, contact and counters updated), and the queue's share of the time.
  *
  * Baseline in the same run: the same number of calls placed directly with `POST /calls/initiate`
- * (100 at a time over real HTTP) until the simulator's final callbacks are applied — the telephony
+ * (IN_FLIGHT at a time over real HTTP) until the simulator's final callbacks are applied — the telephony
  * path alone, without the executor's dispatching, claiming and finishing.
  */
 import { eq, sql } from 'drizzle-orm';
@@ -16,6 +16,8 @@ import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { startBenchPlatform, table } from './support.js';
 
 const FROM = '+14155550100';
+/** Attempts (and baseline requests) in flight at once. */
+const IN_FLIGHT = 20;
 const contactNumber = (i: number) => `+1415${String(2_000_000 + i).padStart(7, '0')}`;
 
 export async function benchDispatch(contacts: number): Promise<void> {
@@ -24,7 +26,7 @@ export async function benchDispatch(contacts: number): Promise<void> {
   sim.setCallOutcome('*', { status: 'completed', durationSeconds: 1 });
   const bench = await startBenchPlatform({
     CARRIER_A_BASE_URL: sim.baseUrl,
-    CAMPAIGN_ORGANIZATION_CONCURRENCY: '100',
+    CAMPAIGN_ORGANIZATION_CONCURRENCY: String(IN_FLIGHT),
   });
   const { app, database } = bench.platform;
   try {
@@ -73,7 +75,7 @@ export async function benchDispatch(contacts: number): Promise<void> {
       payload: { phone_number: FROM, provider: 'carrier_a', assistant_id: assistant.json().id },
     });
 
-    // Baseline: the same number of calls through /calls/initiate, 100 in flight.
+    // Baseline: the same number of calls through /calls/initiate, IN_FLIGHT at a time.
     const finalCalls = async () => {
       const [row] = await database.db
         .select({ n: sql<number>`count(*)::int` })
@@ -84,7 +86,7 @@ export async function benchDispatch(contacts: number): Promise<void> {
     const baselineStarted = performance.now();
     let next = 0;
     await Promise.all(
-      Array.from({ length: 100 }, async () => {
+      Array.from({ length: IN_FLIGHT }, async () => {
         while (next < contacts) {
           const i = next++;
           const response = await fetch(`${bench.baseUrl}/calls/initiate`, {
@@ -109,7 +111,7 @@ export async function benchDispatch(contacts: number): Promise<void> {
         name: 'Dispatch',
         campaign_type: 'call',
         assistant_id: assistant.json().id,
-        concurrency_limit: 100,
+        concurrency_limit: IN_FLIGHT,
         welcome_message_template: 'Hello {{ name | title_case }}',
       },
     });
@@ -152,7 +154,7 @@ export async function benchDispatch(contacts: number): Promise<void> {
     const campaignRate = contacts / seconds;
     const baselineRate = contacts / baselineSeconds;
     console.log(
-      `\nCampaign dispatch: ${contacts} contacts, instant answers, concurrency 100 (${
+      `\nCampaign dispatch: ${contacts} contacts, instant answers, concurrency ${IN_FLIGHT} (${
         process.env.BENCH_DATABASE_URL ? 'PostgreSQL server' : 'PGlite'
       })`,
     );
@@ -163,7 +165,7 @@ export async function benchDispatch(contacts: number): Promise<void> {
         'executions/s': campaignRate.toFixed(1),
       },
       {
-        run: 'baseline: /calls/initiate ×100 in flight',
+        run: `baseline: /calls/initiate ×${IN_FLIGHT} in flight`,
         seconds: baselineSeconds.toFixed(1),
         'executions/s': baselineRate.toFixed(1),
       },
@@ -173,4 +175,9 @@ export async function benchDispatch(contacts: number): Promise<void> {
     await bench.close();
     await sim.stop();
   }
+}
+
+/** `npm run bench -- campaign-dispatch [contacts=10000]` runs this part alone. */
+export async function run(args: string[]): Promise<void> {
+  await benchDispatch(Number(args[0] ?? 10_000));
 }
