@@ -16,6 +16,7 @@ import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
 import { callRoutes } from './domains/calls/routes.js';
 import { campaignContactRoutes } from './domains/campaigns/contacts-routes.js';
+import { campaignProgressRoutes } from './domains/campaigns/progress-routes.js';
 import { campaignRoutes } from './domains/campaigns/routes.js';
 import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
 import { fallbackKeyRoutes } from './domains/fallback-keys/routes.js';
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   graphRoutes(app, deps.services.graphs);
   graphSessionRoutes(app, { sessions: deps.services.graphSessions, analytics: deps.services.graphAnalytics });
   campaignRoutes(app, deps.services.campaigns);
+  campaignProgressRoutes(app, deps.services.campaignProgress);
   await campaignContactRoutes(app, deps.services.campaignContacts, {
     maxFileBytes: config.contacts.importMaxBytes,
   });

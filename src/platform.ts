@@ -14,6 +14,7 @@ import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
+import { CampaignProgressService } from './domains/campaigns/progress.js';
 import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
@@ -66,6 +67,7 @@ export interface Services {
   graphAnalytics: GraphAnalyticsService;
   campaigns: CampaignService;
   campaignContacts: CampaignContactService;
+  campaignProgress: CampaignProgressService;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -152,6 +154,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     publicUrl: config.publicUrl,
     pricePerSegment: config.prices.smsSegment,
   });
+  const campaignProgress = new CampaignProgressService({ db: database.db });
   const services = {
     identity,
     users: new UserService({
@@ -177,6 +180,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       db: database.db,
       defaultRegion: config.contacts.defaultPhoneRegion,
     }),
+    campaignProgress,
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,
