@@ -15,6 +15,7 @@ import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
 import { CampaignProgressService } from './domains/campaigns/progress.js';
+import { CampaignProgressFeed } from './domains/campaigns/progress-feed.js';
 import { CampaignService } from './domains/campaigns/service.js';
 import { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
 import { FallbackKeyService } from './domains/fallback-keys/service.js';
@@ -68,6 +69,8 @@ export interface Services {
   campaigns: CampaignService;
   campaignContacts: CampaignContactService;
   campaignProgress: CampaignProgressService;
+  /** Live progress for WebSockets: one LISTEN per process, coalesced computations. */
+  campaignProgressFeed: CampaignProgressFeed;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -155,6 +158,12 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     pricePerSegment: config.prices.smsSegment,
   });
   const campaignProgress = new CampaignProgressService({ db: database.db });
+  const campaignProgressFeed = new CampaignProgressFeed({
+    database,
+    compute: (tenant, campaignId) => campaignProgress.progressOf(tenant, campaignId),
+    log: logger,
+  });
+  await campaignProgressFeed.start();
   const services = {
     identity,
     users: new UserService({
@@ -181,6 +190,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       defaultRegion: config.contacts.defaultPhoneRegion,
     }),
     campaignProgress,
+    campaignProgressFeed,
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,
@@ -212,7 +222,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     startWorkers: () => registerWorkers(queue, { mailer, webhooks, sms }),
     stop() {
       stopping ??= (async () => {
+        // Closing the app closes its WebSockets (unsubscribing them); then no computation is left.
         await app.close();
+        await campaignProgressFeed.stop();
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
         await database.close();
