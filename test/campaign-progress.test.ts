@@ -42,20 +42,19 @@ const at = (minute: number) => new Date(Date.UTC(2025, 0, 15, 10, minute, 0));
  * - answer_rate: 3 answered of 5 call attempts with an outcome (completed ×3, no_answer, failed) = 60.
  * - durations 90 (the call's own, not the 85 stored) + 30 + 0 + 60 = 180; mean of those above 0 = 60.
  * - actual_cost 0.08 (the call's) + 0.02 + 0.01 + 0.03 + 0.01 + 0.0075 (SMS) = 0.1575.
- * - cost_estimate: 4 finished contacts with an execution, 3 to go (2 pending + 1 processing):
+ * - cost_estimate: 4 finished contacts with an attempt, 3 to go (2 pending + 1 processing):
  *   0.1575 + 3 × 0.1575 / 4 = 0.275625 → 0.2756.
  */
 async function seedKnown(user: TestUser, campaignId: number) {
-  const contacts = await addContacts(t, user, campaignId, [
-    'completed',
-    'completed',
-    'completed',
-    'failed',
-    'pending',
-    'in_progress',
-    'skipped',
-    'pending',
-  ]);
+  const contacts = await addContacts(
+    t,
+    user,
+    campaignId,
+    ['completed', 'completed', 'completed', 'failed', 'pending', 'in_progress', 'skipped', 'pending'],
+    1000,
+    // Attempts made: c2 twice (no answer, then answered), c3 twice (call, then SMS).
+    [1, 1, 2, 2, 0, 1, 0, 0],
+  );
   const c = (i: number) => contacts[i]!.id;
   const callId = await addCall(t, user, { duration: 90, cost: 0.08, to: contacts[0]!.phoneNumber });
   const smsId = randomUUID();
@@ -277,7 +276,7 @@ describe('GET /api/v1/campaigns/{campaign_id}/progress', () => {
 
   it('estimates the cost as spent so far while no contact has finished, and after completion', async () => {
     const { user, campaignId } = await ownCampaign(t, f);
-    const contacts = await addContacts(t, user, campaignId, ['in_progress', 'pending', 'pending']);
+    const contacts = await addContacts(t, user, campaignId, ['in_progress', 'pending', 'pending'], 1000, [1]);
     await addExecutions(t, user, campaignId, [
       { contactId: contacts[0]!.id, attemptNumber: 1, channel: 'call', status: 'no_answer', cost: 0.05 },
     ]);

@@ -51,13 +51,17 @@ export async function setCampaign(
   await t.database.db.update(campaigns).set(values).where(eq(campaigns.id, campaignId));
 }
 
-/** One contact per status, in order; phone numbers +1415555<base + i>. */
+/**
+ * One contact per status, in order; phone numbers +1415555<base + i>. `attempts[i]` is the contact's
+ * attempt counter (the executor adds one per execution it makes); 0 when not given.
+ */
 export async function addContacts(
   t: TestPlatform,
   user: TestUser,
   campaignId: number,
   statuses: ContactStatus[],
   base = 1000,
+  attempts: number[] = [],
 ): Promise<Array<{ id: number; phoneNumber: string }>> {
   return t.database.db
     .insert(campaignContacts)
@@ -68,6 +72,7 @@ export async function addContacts(
         phoneNumber: `+1415555${String(base + i).padStart(4, '0')}`,
         name: `Contact ${base + i}`,
         status,
+        attempts: attempts[i] ?? 0,
       })),
     )
     .returning({ id: campaignContacts.id, phoneNumber: campaignContacts.phoneNumber });
