@@ -38,7 +38,7 @@ async function measure(op: () => Promise<void>, times = REQUESTS): Promise<{ p50
  * Contacts 1..n of a campaign (status by i % 10: 5 completed, 2 failed, pending, in_progress,
  * skipped), then attempts 1..(2 + i % 2) per contact — the third by SMS — until `executions`.
  */
-export function seedSql(organizationId: number, campaignId: number, contacts: number, executions: number): string {
+function seedSql(organizationId: number, campaignId: number, contacts: number, executions: number): string {
   return `
     insert into campaign_contacts (organization_id, campaign_id, phone_number, name, status, attempts)
     select ${organizationId}, ${campaignId}, '+1415' || lpad(i::text, 7, '0'), 'Contact ' || i,
@@ -65,7 +65,7 @@ export function seedSql(organizationId: number, campaignId: number, contacts: nu
   `;
 }
 
-export function linkCallsSql(organizationId: number, campaignId: number, calls: number): string {
+function linkCallsSql(organizationId: number, campaignId: number, calls: number): string {
   return `
     with made as (
       insert into calls (organization_id, provider, direction, from_phone_number, to_phone_number,
