@@ -7,6 +7,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
@@ -17,6 +18,8 @@ import { billingRoutes } from './domains/billing/routes.js';
 import { callRoutes } from './domains/calls/routes.js';
 import { campaignContactRoutes } from './domains/campaigns/contacts-routes.js';
 import { campaignMoveRoutes } from './domains/campaigns/moves-routes.js';
+import { campaignProgressRoutes } from './domains/campaigns/progress-routes.js';
+import { campaignProgressSocket } from './domains/campaigns/progress-socket.js';
 import { campaignRoutes } from './domains/campaigns/routes.js';
 import { campaignScheduleRoutes } from './domains/campaigns/schedule-routes.js';
 import { carrierWebhookRoutes } from './domains/carrier-webhooks/routes.js';
@@ -106,6 +109,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     },
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  // WebSocket routes (`websocket: true`) must be registered after this plugin. Client frames are
+  // small JSON messages or media chunks: 1 MiB is plenty and bounds what one frame may cost us.
+  await app.register(fastifyWebsocket, { options: { maxPayload: 1 << 20 } });
 
   installValidation(app);
   installErrorHandling(app);
@@ -143,6 +149,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   campaignRoutes(app, deps.services.campaigns);
   campaignMoveRoutes(app, deps.services);
   campaignScheduleRoutes(app, deps.services.campaignSchedules);
+  campaignProgressRoutes(app, deps.services.campaignProgress);
+  campaignProgressSocket(app, {
+    authenticator: deps.authenticator,
+    progress: deps.services.campaignProgress,
+    feed: deps.services.campaignProgressFeed,
+  });
   await campaignContactRoutes(app, deps.services.campaignContacts, {
     maxFileBytes: config.contacts.importMaxBytes,
   });

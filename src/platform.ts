@@ -15,6 +15,8 @@ import { BillingService } from './domains/billing/service.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
 import { CampaignExecutor } from './domains/campaigns/executor.js';
+import { CampaignProgressService } from './domains/campaigns/progress.js';
+import { CampaignProgressFeed } from './domains/campaigns/progress-feed.js';
 import { CampaignRecovery } from './domains/campaigns/recovery.js';
 import { nextRunAfter } from './domains/campaigns/recurrence.js';
 import { CampaignScheduleService } from './domains/campaigns/schedules.js';
@@ -73,6 +75,9 @@ export interface Services {
   campaignRecovery: CampaignRecovery;
   campaignContacts: CampaignContactService;
   campaignSchedules: CampaignScheduleService;
+  campaignProgress: CampaignProgressService;
+  /** Live progress for WebSockets: one LISTEN per process, coalesced computations. */
+  campaignProgressFeed: CampaignProgressFeed;
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
@@ -180,6 +185,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     sweepIntervalSeconds: config.campaigns.sweepIntervalSeconds,
     recoverAfterSeconds: config.campaigns.recoverAfterSeconds,
   });
+  const campaignProgress = new CampaignProgressService({ db: database.db });
+  const campaignProgressFeed = new CampaignProgressFeed({
+    database,
+    compute: (tenant, campaignId) => campaignProgress.progressOf(tenant, campaignId),
+    log: logger,
+  });
+  await campaignProgressFeed.start();
   const services = {
     identity,
     users: new UserService({
@@ -208,6 +220,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       defaultRegion: config.contacts.defaultPhoneRegion,
     }),
     campaignSchedules: new CampaignScheduleService({ db: database.db, queue }),
+    campaignProgress,
+    campaignProgressFeed,
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,
@@ -242,8 +256,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     },
     stop() {
       stopping ??= (async () => {
+        // Closing the app closes its WebSockets (unsubscribing them); then no computation is left.
         await app.close();
         await recovery.stop();
+        await campaignProgressFeed.stop();
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
         await database.close();

@@ -67,42 +67,66 @@ export function installAuthentication(app: FastifyInstance, authenticator: Authe
 
     const principal = await resolve(request, authenticator);
     if (!principal) throw unauthorized();
-
-    if (access.via && !access.via.includes(principal.via)) {
-      throw forbidden(
-        access.via.includes('api_key')
-          ? `This endpoint cannot be used with a ${principal.via === 'cookie' ? 'session cookie' : 'JWT'}`
-          : access.via.length === 1 && access.via[0] === 'jwt'
-            ? 'This endpoint requires a JWT bearer access token'
-            : 'This endpoint requires a signed-in user, not an API key',
-      );
-    }
-    if (access.verified && !principal.user.verified) {
-      throw forbidden('Verify your email address first');
-    }
-    if (access.role === 'admin' && principal.role !== 'admin') {
-      throw forbidden('Admin role required');
-    }
-    const key = principal.apiKey;
-    if (key && access.area) {
-      const needed = access.level ?? (SAFE_METHODS.has(request.method) ? 'read' : 'read_write');
-      if (!levelAllows(key.permissions[access.area], needed)) {
-        throw forbidden(`API key lacks ${needed} permission for ${access.area}`);
-      }
-    }
-    if (key && key.rateLimit !== null) {
-      const decision = await authenticator.takeRateLimit(key.id, key.rateLimit);
-      reply.header('X-RateLimit-Limit', decision.limit);
-      reply.header('X-RateLimit-Remaining', decision.remaining);
-      if (!decision.allowed) {
-        throw new AppError(429, 'Rate limit exceeded for this API key', {
-          'Retry-After': String(decision.retryAfterSeconds),
-        });
-      }
-    }
-    if (key) authenticator.recordApiKeyUse(key.id);
+    await admit(authenticator, principal, access, request.method, (name, value) => reply.header(name, value));
     request.principal = principal;
   });
+}
+
+/**
+ * The checks of `access` for an authenticated principal, in the fixed order: way in, verified user,
+ * role, API key area (403) → key rate limit (429); a key that passes has its use recorded. Exported
+ * so that a WebSocket, which authenticates its own `?token=`, applies exactly the same rules.
+ */
+export async function admit(
+  authenticator: Authenticator,
+  principal: Principal,
+  access: Exclude<Access, { public: true }>,
+  method: string,
+  setHeader: (name: string, value: number) => void = () => {},
+): Promise<void> {
+  if (access.via && !access.via.includes(principal.via)) {
+    throw forbidden(
+      access.via.includes('api_key')
+        ? `This endpoint cannot be used with a ${principal.via === 'cookie' ? 'session cookie' : 'JWT'}`
+        : access.via.length === 1 && access.via[0] === 'jwt'
+          ? 'This endpoint requires a JWT bearer access token'
+          : 'This endpoint requires a signed-in user, not an API key',
+    );
+  }
+  if (access.verified && !principal.user.verified) {
+    throw forbidden('Verify your email address first');
+  }
+  if (access.role === 'admin' && principal.role !== 'admin') {
+    throw forbidden('Admin role required');
+  }
+  const key = principal.apiKey;
+  if (key && access.area) {
+    const needed = access.level ?? (SAFE_METHODS.has(method) ? 'read' : 'read_write');
+    if (!levelAllows(key.permissions[access.area], needed)) {
+      throw forbidden(`API key lacks ${needed} permission for ${access.area}`);
+    }
+  }
+  if (key && key.rateLimit !== null) {
+    const decision = await authenticator.takeRateLimit(key.id, key.rateLimit);
+    setHeader('X-RateLimit-Limit', decision.limit);
+    setHeader('X-RateLimit-Remaining', decision.remaining);
+    if (!decision.allowed) {
+      throw new AppError(429, 'Rate limit exceeded for this API key', {
+        'Retry-After': String(decision.retryAfterSeconds),
+      });
+    }
+  }
+  if (key) authenticator.recordApiKeyUse(key.id);
+}
+
+/** The principal of a bearer token: an API key (`sk_…`) or a JWT access token; 401 when invalid. */
+export async function principalFromBearer(authenticator: Authenticator, token: string): Promise<Principal> {
+  const principal = token.startsWith('sk_')
+    ? await authenticator.fromApiKey(token)
+    : await authenticator.fromAccessToken(token);
+  if (!principal)
+    throw unauthorized(token.startsWith('sk_') ? 'Invalid API key' : 'Invalid or expired token');
+  return principal;
 }
 
 async function resolve(request: FastifyRequest, authenticator: Authenticator): Promise<Principal | null> {
@@ -110,13 +134,7 @@ async function resolve(request: FastifyRequest, authenticator: Authenticator): P
   if (header !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1]) throw unauthorized('Invalid authorization header');
-    const token = match[1];
-    const principal = token.startsWith('sk_')
-      ? await authenticator.fromApiKey(token)
-      : await authenticator.fromAccessToken(token);
-    if (!principal)
-      throw unauthorized(token.startsWith('sk_') ? 'Invalid API key' : 'Invalid or expired token');
-    return principal;
+    return principalFromBearer(authenticator, match[1]);
   }
   const cookie = request.cookies?.[SESSION_COOKIE];
   if (!cookie) return null;
