@@ -9,7 +9,7 @@
  * statement (1,000 rows per `INSERT … ON CONFLICT DO NOTHING`) in one transaction — the database's
  * share of the work. For contrast, the memory a naive import holds: the whole file parsed at once.
  *
- * `npm run bench -- campaigns [rows=100000]`; BENCH_DATABASE_URL=postgres://… runs it on a server.
+ * `npm run bench -- campaigns [rows=100000] [dispatch contacts=10000]`; BENCH_DATABASE_URL=postgres://… runs it on a server.
  * On embedded PGlite the database lives in this process, so its RSS includes the new rows.
  */
 import { once } from 'node:events';
@@ -24,6 +24,8 @@ import { Tenant } from '../src/db/tenant.js';
 import { normalisePhone } from '../src/domains/campaigns/contacts.js';
 import { insertContacts, type NewContact } from '../src/domains/campaigns/contacts-store.js';
 import { markEmailVerified } from '../src/domains/identity/store.js';
+import { benchDispatch } from './campaign-dispatch.js';
+import { benchProgress } from './campaign-progress.js';
 import { startBenchPlatform, table } from './support.js';
 
 const AREAS = [201, 202, 203, 205, 206, 207, 208, 209, 210, 212, 213, 214, 215, 216, 217, 218, 219];
@@ -83,8 +85,7 @@ function memorySampler(live = false) {
   };
 }
 
-export async function run(args: string[]): Promise<void> {
-  const rows = Number(args[0] ?? 100_000);
+async function benchImport(rows: number): Promise<void> {
   if (rows > AREAS.length * 10_000) throw new Error(`At most ${AREAS.length * 10_000} rows`);
   const bench = await startBenchPlatform();
   const { app, database } = bench.platform;
@@ -227,4 +228,15 @@ export async function run(args: string[]): Promise<void> {
     rmSync(directory, { recursive: true, force: true });
     await bench.close();
   }
+}
+
+/**
+ * `npm run bench -- campaigns [import rows=100000] [dispatch contacts=10000]`: the import, the
+ * dispatch (bench/campaign-dispatch.ts) and the progress query (bench/campaign-progress.ts), each on
+ * a platform of its own.
+ */
+export async function run(args: string[]): Promise<void> {
+  await benchImport(Number(args[0] ?? 100_000));
+  await benchDispatch(Number(args[1] ?? 10_000));
+  await benchProgress();
 }

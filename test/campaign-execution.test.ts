@@ -281,6 +281,40 @@ describe('a call campaign end to end', () => {
       average_duration_seconds: 33,
       actual_cost: 0.11,
     });
+
+    // Progress, with the document's formulas over the same figures.
+    const progress = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/campaigns/${id}/progress`,
+      headers: org.admin.headers,
+    });
+    expect(progress.statusCode, progress.body).toBe(200);
+    const body = progress.json();
+    expect(body).toMatchObject({
+      campaign_id: id,
+      status: 'completed',
+      progress: {
+        total_contacts: 6,
+        completed: 2,
+        failed: 4,
+        processing: 0,
+        pending: 0,
+        progress_percentage: 100,
+        success_rate: 33.33,
+      },
+      metrics: {
+        success_rate: 33.33,
+        answer_rate: 20,
+        completion_rate: 33.33,
+        total_duration_seconds: 132,
+        average_duration_seconds: 33,
+        actual_cost: 0.11,
+        cost_estimate: 0.11,
+      },
+    });
+    expect(body.recent_activity).toHaveLength(10);
+    const times = body.recent_activity.map((a: { executed_at: string }) => new Date(a.executed_at).getTime());
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
   });
 
   it('keeps the campaign to its concurrency limit and the organization to CAMPAIGN_ORGANIZATION_CONCURRENCY', async () => {
