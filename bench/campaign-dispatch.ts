@@ -11,9 +11,8 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { calls } from '../src/db/schema/index.js';
-import { markEmailVerified } from '../src/domains/identity/store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { startBenchPlatform, table } from './support.js';
+import { benchUser, startBenchPlatform, table } from './support.js';
 
 const FROM = '+14155550100';
 /** Attempts (and baseline requests) in flight at once. */
@@ -32,26 +31,10 @@ export async function benchDispatch(contacts: number): Promise<void> {
   try {
     const account = { account_sid: `AC${'d'.repeat(32)}`, auth_token: 'dispatch-bench-token' };
     sim.addAccount(account);
-    const registered = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/register',
-      payload: {
-        email: 'dispatch@example.test',
-        password: 'benchmark password',
-        first_name: 'D',
-        last_name: 'B',
-      },
-    });
-    await markEmailVerified(database.db, registered.json().user.id);
-    const login = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/login',
-      payload: { email: 'dispatch@example.test', password: 'benchmark password' },
-    });
-    const headers = { authorization: `Bearer ${login.json().access_token}` };
+    const { headers, organizationId } = await benchUser(bench.platform, 'dispatch');
     // Enough credit for every call of both runs.
     await bench.platform.services.billing.apply({
-      organizationId: login.json().organization.id,
+      organizationId,
       amount: 100_000,
       kind: 'adjustment',
       description: 'bench credit',

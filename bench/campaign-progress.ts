@@ -10,8 +10,7 @@
  * `npm run bench -- campaign-progress`; BENCH_DATABASE_URL=postgres://… runs it on a server.
  * bench/campaigns.ts calls `benchProgress()`.
  */
-import { markEmailVerified } from '../src/domains/identity/store.js';
-import { startBenchPlatform, table } from './support.js';
+import { benchUser, startBenchPlatform, table } from './support.js';
 
 const EXECUTIONS = 100_000;
 const CONTACTS = 40_000;
@@ -92,24 +91,7 @@ export async function benchProgress(): Promise<void> {
   const bench = await startBenchPlatform();
   try {
     const { app, database } = bench.platform;
-    const registered = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/register',
-      payload: {
-        email: 'progress@example.test',
-        password: 'benchmark password',
-        first_name: 'P',
-        last_name: 'B',
-      },
-    });
-    await markEmailVerified(database.db, registered.json().user.id);
-    const login = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/login',
-      payload: { email: 'progress@example.test', password: 'benchmark password' },
-    });
-    const headers = { authorization: `Bearer ${login.json().access_token}` };
-    const organizationId: number = login.json().organization.id;
+    const { headers, organizationId } = await benchUser(bench.platform, 'progress');
     const assistant = await app.inject({
       method: 'POST',
       url: '/api/v1/assistants',

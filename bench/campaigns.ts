@@ -23,10 +23,9 @@ import { parse } from 'csv-parse/sync';
 import { Tenant } from '../src/db/tenant.js';
 import { normalisePhone } from '../src/domains/campaigns/contacts.js';
 import { insertContacts, type NewContact } from '../src/domains/campaigns/contacts-store.js';
-import { markEmailVerified } from '../src/domains/identity/store.js';
 import { benchDispatch } from './campaign-dispatch.js';
 import { benchProgress } from './campaign-progress.js';
-import { startBenchPlatform, table } from './support.js';
+import { benchUser, startBenchPlatform, table } from './support.js';
 
 const AREAS = [201, 202, 203, 205, 206, 207, 208, 209, 210, 212, 213, 214, 215, 216, 217, 218, 219];
 const MB = 2 ** 20;
@@ -91,24 +90,7 @@ async function benchImport(rows: number): Promise<void> {
   const { app, database } = bench.platform;
   const directory = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-import-'));
   try {
-    const registered = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/register',
-      payload: {
-        email: 'campaigns@example.test',
-        password: 'benchmark password',
-        first_name: 'C',
-        last_name: 'B',
-      },
-    });
-    await markEmailVerified(database.db, registered.json().user.id);
-    const login = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/login',
-      payload: { email: 'campaigns@example.test', password: 'benchmark password' },
-    });
-    const headers = { authorization: `Bearer ${login.json().access_token}` };
-    const organizationId: number = login.json().organization.id;
+    const { headers, organizationId } = await benchUser(bench.platform, 'campaigns');
     const assistant = await app.inject({
       method: 'POST',
       url: '/api/v1/assistants',

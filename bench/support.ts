@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
+import { markEmailVerified } from '../src/domains/identity/store.js';
 import { freePort } from '../src/lib/net.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import { adminQuery } from '../test/support/template.js';
@@ -127,4 +128,30 @@ export async function timed(
     }),
   );
   return total / ((performance.now() - started) / 1000);
+}
+
+/** Registers a verified user (and its organization) and signs in: the bearer headers and ids. */
+export async function benchUser(
+  platform: Platform,
+  label: string,
+): Promise<{ headers: Record<string, string>; organizationId: number; userId: number }> {
+  const email = `${label}@example.test`;
+  const password = 'benchmark password';
+  const registered = await platform.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email, password, first_name: 'Bench', last_name: label },
+  });
+  if (registered.statusCode !== 201) throw new Error(`register: ${registered.body}`);
+  await markEmailVerified(platform.database.db, registered.json().user.id);
+  const login = await platform.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: { email, password },
+  });
+  return {
+    headers: { authorization: `Bearer ${login.json().access_token}` },
+    organizationId: login.json().organization.id,
+    userId: registered.json().user.id,
+  };
 }

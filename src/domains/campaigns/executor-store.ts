@@ -205,28 +205,20 @@ export async function findExecution(
   return row;
 }
 
-export async function executionOfCall(
+/** The execution (locked) whose attempt is this call or this message, if one is. */
+export async function executionOf(
   ex: Executor,
   tenant: Tenant,
-  callId: number,
+  attempt: { callId: number } | { messageId: string },
 ): Promise<ExecutionRecord | undefined> {
+  const match =
+    'callId' in attempt
+      ? eq(campaignExecutions.callId, attempt.callId)
+      : eq(campaignExecutions.smsId, attempt.messageId);
   const [row] = await ex
     .select()
     .from(campaignExecutions)
-    .where(tenant.where(campaignExecutions, eq(campaignExecutions.callId, callId)))
-    .for('update');
-  return row;
-}
-
-export async function executionOfMessage(
-  ex: Executor,
-  tenant: Tenant,
-  messageId: string,
-): Promise<ExecutionRecord | undefined> {
-  const [row] = await ex
-    .select()
-    .from(campaignExecutions)
-    .where(tenant.where(campaignExecutions, eq(campaignExecutions.smsId, messageId)))
+    .where(tenant.where(campaignExecutions, match))
     .for('update');
   return row;
 }

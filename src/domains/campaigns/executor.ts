@@ -437,14 +437,14 @@ export class CampaignExecutor {
   /** A campaign call reached a final status: its attempt finishes in the same transaction. */
   async callFinished(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, call: CallRow): Promise<void> {
     if (call.campaignId === null) return;
-    const execution = await store.executionOfCall(tx, tenant, call.id);
+    const execution = await store.executionOf(tx, tenant, { callId: call.id });
     if (!execution) return;
     await this.finishAttempt(tx, jobs, tenant, execution, callOutcome(call));
   }
 
   /** A campaign message was accepted, refused or cancelled: its attempt finishes with it. */
   async messageSettled(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: MessageRow): Promise<void> {
-    const execution = await store.executionOfMessage(tx, tenant, message.id);
+    const execution = await store.executionOf(tx, tenant, { messageId: message.id });
     if (!execution) return;
     await this.finishAttempt(tx, jobs, tenant, execution, messageOutcome(message));
   }

@@ -221,7 +221,7 @@ export class CampaignRecovery {
         if (!failed) return;
         settled = failed;
       }
-      const locked = await store.executionOfMessage(tx, tenant, settled.id);
+      const locked = await store.executionOf(tx, tenant, { messageId: settled.id });
       if (locked) await this.deps.executor.finishAttempt(tx, jobs, tenant, locked, messageOutcome(settled));
     });
   }
