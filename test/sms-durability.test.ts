@@ -19,7 +19,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../src/db/client.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { TEST_SECRET_KEY, waitFor } from './support/harness.js';
-import { freePort, type ServerProcess, spawnServer, waitHealthy } from './support/server-process.js';
+import {
+  freePort,
+  type ServerProcess,
+  serverRequest,
+  spawnServer,
+  waitHealthy,
+} from './support/server-process.js';
 import { adminQuery, databaseUrl, uniqueName } from './support/template.js';
 
 const sim = new CarrierASimulator();
@@ -66,23 +72,7 @@ async function start(port: string): Promise<ServerProcess> {
   return server;
 }
 
-async function call(
-  server: ServerProcess,
-  method: string,
-  url: string,
-  options: { token?: string; body?: unknown } = {},
-) {
-  const response = await fetch(`${server.baseUrl}${url}`, {
-    method,
-    headers: {
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : null) as Record<string, unknown> };
-}
+const call = serverRequest;
 
 const NUMBER = '+14156660001';
 const COUNT = 15;

@@ -57,3 +57,22 @@ export async function waitHealthy(server: ServerProcess, timeoutMs: number): Pro
   }
   throw new Error(`server not healthy after ${timeoutMs} ms: ${server.output()}`);
 }
+
+/** A JSON request to a spawned server, with an optional bearer token: its status and parsed body. */
+export async function serverRequest(
+  server: ServerProcess,
+  method: string,
+  url: string,
+  options: { token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${server.baseUrl}${url}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as Record<string, unknown> };
+}
