@@ -1,75 +1,28 @@
-/**
- * A campaign across kill -9: the real server (`src/server.ts`, as `npm start` runs it, on the
- * PostgreSQL server of TEST_DATABASE_URL, or PGlite under DATA_DIR) runs a 200-contact call campaign
- * against a carrier_a simulator in this process, is killed with SIGKILL mid-run, and is started
- * again on the same data.
- *
- * What src/domains/campaigns/executor.ts documents, checked precisely: the campaign completes after
- * the restart; every contact is finished; and the carrier's log shows each contact dialled exactly
- * as many times as its execution rows say — attempts in flight at the kill were neither lost nor
- * made twice (their lost callbacks and dial answers are recovered from the carrier's records by
- * the sweep, see recovery.ts).
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDatabase } from '../src/db/client.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { TEST_SECRET_KEY, waitFor } from './support/harness.js';
-import {
-  freePort,
-  type ServerProcess,
-  serverRequest,
-  spawnServer,
-  waitHealthy,
-} from './support/server-process.js';
-import { adminQuery, databaseUrl, uniqueName } from './support/template.js';
+import { CrashRig } from './support/crash-rig.js';
+import { waitFor } from './support/harness.js';
+import { freePort, serverRequest } from './support/server-process.js';
 
 const sim = new CarrierASimulator();
-const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-campaign-durability-'));
-let databaseEnv: Record<string, string> = {};
-let dropDatabase: () => Promise<void> = async () => {};
-const started: ServerProcess[] = [];
+const rig = new CrashRig('campaign-durability');
 
 beforeAll(async () => {
   await sim.start();
-  const template = inject('template');
-  if (template.kind !== 'server') CONTACTS = 100;
-  if (template.kind === 'server') {
-    const name = uniqueName('sb_campaign_durability');
-    await adminQuery(template.adminUrl, `create database "${name}" template "${template.templateName}"`);
-    databaseEnv = { DATABASE_URL: databaseUrl(template.adminUrl, name) };
-    dropDatabase = () => adminQuery(template.adminUrl, `drop database if exists "${name}" with (force)`);
-  }
+  await rig.setUp();
+  if (!rig.onServer) CONTACTS = 100;
 });
 afterAll(async () => {
-  for (const server of started) {
-    if (server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-  }
+  await rig.tearDown();
   await sim.stop();
-  await dropDatabase();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function start(port: string): Promise<ServerProcess> {
-  const server = spawnServer({
-    DATA_DIR: dataDir,
-    PORT: port,
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SECRET_KEY: TEST_SECRET_KEY,
+const start = (port: string) =>
+  rig.start(port, {
     CARRIER_A_BASE_URL: sim.baseUrl,
     CAMPAIGN_SWEEP_INTERVAL_SECONDS: '1',
     CAMPAIGN_RECOVER_AFTER_SECONDS: '2',
-    ...databaseEnv,
   });
-  started.push(server);
-  await waitHealthy(server, 60_000);
-  return server;
-}
 
 const call = serverRequest;
 
@@ -148,11 +101,7 @@ describe('a campaign across kill -9', () => {
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
 
-    const database = await openDatabase(
-      databaseEnv.DATABASE_URL
-        ? { kind: 'server', url: databaseEnv.DATABASE_URL, poolSize: 1 }
-        : { kind: 'embedded', dataDir },
-    );
+    const database = await rig.openDatabase();
     try {
       const { rows } = await database.executeSql(
         `select c.phone_number, c.status, count(e.id)::int as executions,

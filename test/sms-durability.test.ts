@@ -1,76 +1,23 @@
-/**
- * The SMS queue across a crash: the real server (`src/server.ts`, as `npm start` runs it, on PGlite
- * under DATA_DIR or on the PostgreSQL server of TEST_DATABASE_URL) sends queued messages to a
- * carrier_a simulator in this process at 2 a second. It is killed with SIGKILL while the carrier
- * holds one message (so that message is mid-send), then started again on the same data.
- *
- * What src/domains/sms/service.ts documents, checked precisely: the queue is rows plus jobs, so the
- * restarted server carries on sending; the job claims its row (queued → sending) before calling the
- * carrier, so no message reaches the carrier twice; and a message found in `sending` after a crash
- * is not resent (the carrier may have accepted it) — it stays `sending`. A message whose job was
- * running in the killed process (waiting for its slot) stays `queued` until pg-boss expires that
- * job (sms.send expireInSeconds 120, then the next maintenance run); the test checks such a message
- * still has its job, and does not wait minutes for it (see the report of this run).
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDatabase } from '../src/db/client.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { TEST_SECRET_KEY, waitFor } from './support/harness.js';
-import {
-  freePort,
-  type ServerProcess,
-  serverRequest,
-  spawnServer,
-  waitHealthy,
-} from './support/server-process.js';
-import { adminQuery, databaseUrl, uniqueName } from './support/template.js';
+import { CrashRig } from './support/crash-rig.js';
+import { waitFor } from './support/harness.js';
+import { freePort, serverRequest } from './support/server-process.js';
 
 const sim = new CarrierASimulator();
-const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-sms-durability-'));
-/** DATABASE_URL of the server run (empty on PGlite: the server opens DATA_DIR). */
-let databaseEnv: Record<string, string> = {};
-let dropDatabase: () => Promise<void> = async () => {};
-const started: ServerProcess[] = [];
+const rig = new CrashRig('sms-durability');
 
 beforeAll(async () => {
   await sim.start();
-  const template = inject('template');
-  if (template.kind === 'server') {
-    const name = uniqueName('sb_sms_durability');
-    await adminQuery(template.adminUrl, `create database "${name}" template "${template.templateName}"`);
-    databaseEnv = { DATABASE_URL: databaseUrl(template.adminUrl, name) };
-    dropDatabase = () => adminQuery(template.adminUrl, `drop database if exists "${name}" with (force)`);
-  }
+  await rig.setUp();
 });
 afterAll(async () => {
-  for (const server of started) {
-    if (server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-  }
+  await rig.tearDown();
   await sim.stop();
-  await dropDatabase();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function start(port: string): Promise<ServerProcess> {
-  const server = spawnServer({
-    DATA_DIR: dataDir,
-    PORT: port,
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SECRET_KEY: TEST_SECRET_KEY,
-    CARRIER_A_BASE_URL: sim.baseUrl,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    ...databaseEnv,
-  });
-  started.push(server);
-  await waitHealthy(server, 60_000);
-  return server;
-}
+const start = (port: string) =>
+  rig.start(port, { CARRIER_A_BASE_URL: sim.baseUrl, ALLOW_PRIVATE_TARGETS: 'true' });
 
 const call = serverRequest;
 
@@ -206,11 +153,7 @@ describe('SMS queue across kill -9', () => {
     // Every message still queued has a send job waiting for it: a job of the killed process still
     // marked active (the queue expires it and hands it on), or one waiting to run. A job sends its
     // number's oldest queued message, so the count is what matters, not which message it names.
-    const database = await openDatabase(
-      databaseEnv.DATABASE_URL
-        ? { kind: 'server', url: databaseEnv.DATABASE_URL, poolSize: 1 }
-        : { kind: 'embedded', dataDir },
-    );
+    const database = await rig.openDatabase();
     try {
       const { rows: jobs } = await database.executeSql(
         `select state, retry_count, retry_limit from pgboss.job

@@ -83,6 +83,7 @@ export class CampaignRecovery {
       );
     }
     for (const waiting of await store.sweepQueries.waitingExecutions(db, recoverAfterSeconds)) {
+      // Touched (updated_at), so the next sweep waits its turn before handing it out again.
       await store.updateExecution(db, new Tenant(waiting.organizationId), waiting.id, {});
       await queue.enqueue('campaign.attempt', {
         execution_id: waiting.id,
