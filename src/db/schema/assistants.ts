@@ -1,5 +1,6 @@
 /** Assistants: the configuration of a voice agent. */
-import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { organizationColumn, users } from './identity.js';
 
@@ -24,5 +25,7 @@ export const assistants = pgTable(
     uniqueIndex('assistants_name_key').on(t.organizationId, t.name),
     // Target of same-organization foreign keys (a phone number's assistant must be its own).
     uniqueIndex('assistants_organization_id_key').on(t.organizationId, t.id),
+    // Call search matches assistant names with the same text-search configuration as transcripts.
+    index('assistants_name_search_idx').using('gin', sql`to_tsvector('english', ${t.name})`),
   ],
 );

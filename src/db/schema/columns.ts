@@ -1,5 +1,5 @@
 /** Column sets shared by the tables of several domains. */
-import { numeric, timestamp } from 'drizzle-orm/pg-core';
+import { customType, numeric, timestamp } from 'drizzle-orm/pg-core';
 
 /** `created_at` and `updated_at`, both timestamptz set on insert. */
 export const timestamps = {
@@ -9,3 +9,6 @@ export const timestamps = {
 
 /** An amount of money: numeric(14, 4) in the database, a number in TypeScript and JSON. */
 export const money = (name: string) => numeric(name, { precision: 14, scale: 4, mode: 'number' });
+
+/** A full-text search document; written and read only inside SQL (the text form never reaches the API). */
+export const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });

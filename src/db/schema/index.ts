@@ -6,6 +6,7 @@ export * from './billing.js';
 export * from './campaigns.js';
 export * from './graphs.js';
 export * from './identity.js';
+export * from './limits.js';
 export * from './messaging.js';
 export * from './phone-numbers.js';
 export * from './telephony.js';

@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
-import { money, timestamps } from './columns.js';
+import { money, timestamps, tsvector } from './columns.js';
 import { organizationColumn } from './identity.js';
 import { phoneNumbers } from './phone-numbers.js';
 
@@ -66,6 +66,51 @@ export const calls = pgTable(
       sql`${t.status} in ('queued', 'ringing', 'in-progress', 'completed', 'busy', 'no-answer', 'failed', 'canceled')`,
     ),
   ],
+);
+
+/** Who said a transcript segment. */
+export const TRANSCRIPT_SPEAKERS = ['user', 'assistant'] as const;
+export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
+
+/** What was said on a call, one row per utterance, in the order the runtime heard it. */
+export const callTranscriptSegments = pgTable(
+  'call_transcript_segments',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: organizationColumn(),
+    callId: integer('call_id')
+      .notNull()
+      .references(() => calls.id, { onDelete: 'cascade' }),
+    /** 1, 2, 3… within the call: the order segments are read back in. */
+    position: integer('position').notNull(),
+    speaker: text('speaker').$type<TranscriptSpeaker>().notNull(),
+    text: text('text').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    endedAt: timestamp('ended_at', { withTimezone: true }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('call_transcript_segments_call_position_key').on(t.callId, t.position),
+    check('call_transcript_segments_speaker_check', sql`${t.speaker} in ('user', 'assistant')`),
+    check('call_transcript_segments_times_check', sql`${t.endedAt} >= ${t.startedAt}`),
+  ],
+);
+
+/**
+ * The full-text search document of each call: its phone numbers (every digit suffix of 3 or more
+ * digits, so a partial number is a prefix query) and the words of its transcript, which grows as
+ * segments are appended. Kept apart from `calls` so listing and export never read it.
+ */
+export const callSearchDocuments = pgTable(
+  'call_search_documents',
+  {
+    callId: integer('call_id')
+      .primaryKey()
+      .references(() => calls.id, { onDelete: 'cascade' }),
+    organizationId: organizationColumn(),
+    document: tsvector('document').notNull(),
+  },
+  (t) => [index('call_search_documents_document_idx').using('gin', t.document)],
 );
 
 /** Everything that happened to a call, in order: status changes from the carrier, transfers, errors. */
