@@ -15,6 +15,7 @@ import type { Database } from './db/client.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
 import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
+import { callRecordRoutes } from './domains/calls/record-routes.js';
 import { callRoutes } from './domains/calls/routes.js';
 import { campaignContactRoutes } from './domains/campaigns/contacts-routes.js';
 import { campaignMoveRoutes } from './domains/campaigns/moves-routes.js';
@@ -159,6 +160,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     maxFileBytes: config.contacts.importMaxBytes,
   });
   callRoutes(app, deps.services.calls);
+  callRecordRoutes(app, deps.services.callRecords);
   smsRoutes(app, deps.services.sms);
   await carrierWebhookRoutes(app, {
     webhooks: deps.services.carrierWebhooks,

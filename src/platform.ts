@@ -12,6 +12,7 @@ import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
+import { CallRecords } from './domains/calls/records.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts.js';
 import { CampaignExecutor } from './domains/campaigns/executor.js';
@@ -81,6 +82,8 @@ export interface Services {
   smsCompliance: SmsComplianceService;
   configResolver: ConfigResolver;
   calls: CallService;
+  /** Listing, search, export, transcripts and hang-up of call records. */
+  callRecords: CallRecords;
   sms: SmsService;
   carrierWebhooks: CarrierWebhookService;
   webhooks: WebhookService;
@@ -154,6 +157,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     publicUrl: config.publicUrl,
     pricePerMinute: config.prices.callPerMinute,
   });
+  const callRecords = new CallRecords({ db: database.db, database, carriers, resolver: configResolver });
   const sms = new SmsService({
     db: database.db,
     queue,
@@ -225,6 +229,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     smsCompliance: new SmsComplianceService({ db: database.db }),
     configResolver,
     calls,
+    callRecords,
     sms,
     carrierWebhooks: new CarrierWebhookService({
       db: database.db,

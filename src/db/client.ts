@@ -3,6 +3,7 @@
  * DATABASE_URL. Both give the same Drizzle API over the same schema, a raw `executeSql` for pg-boss
  * and operations, and LISTEN/NOTIFY for telling other processes of a cluster that something changed.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -31,6 +32,15 @@ export interface Database {
   /** Calls `handler` with the payload of every NOTIFY on `channel`, from any process. */
   listen(channel: string, handler: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * The rows of one query, read through a database cursor `batchSize` at a time, so memory holds one
+   * batch however many rows there are. Stopping early (a `break`, a closed download) closes the
+   * cursor. See `openServer` and `wrapPglite` for how each kind keeps other work going meanwhile.
+   */
+  cursor(
+    query: { sql: string; params: unknown[] },
+    batchSize: number,
+  ): AsyncGenerator<Record<string, unknown>[]>;
   /** Runs `work` while holding a session-level advisory lock (cluster-wide on a server). */
   withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T>;
   /** Embedded only: the whole data directory as a tarball (test templates are cloned from it). */
@@ -73,6 +83,19 @@ function wrapPglite(client: PGlite, kind: 'embedded' = 'embedded'): Database {
     },
     async notify(channel, payload) {
       await client.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    // The embedded database has one session that every request shares, so the cursor cannot live in
+    // a transaction (that would hold the session for the whole download): it is declared WITH HOLD,
+    // which makes PostgreSQL keep the result (spilling to temporary files past work_mem), and each
+    // batch is fetched between other requests' queries.
+    async *cursor(query, batchSize) {
+      const name = cursorName();
+      await client.query(`declare ${name} no scroll cursor with hold for ${query.sql}`, query.params);
+      try {
+        yield* fetchBatches((text) => client.query<Record<string, unknown>>(text), name, batchSize);
+      } finally {
+        await client.query(`close ${name}`).catch(() => {});
+      }
     },
     // One process owns an embedded database (see embedded-lock.ts), so there is nobody to exclude.
     withAdvisoryLock: (_lockId, work) => work(),
@@ -134,6 +157,27 @@ function openServer(url: string, poolSize: number): Database {
     async notify(channel, payload) {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
+    // A connection of its own, in a read-only repeatable-read transaction: one snapshot for the whole
+    // read, and the rest of the pool stays free for other requests.
+    async *cursor(query, batchSize) {
+      const client = await pool.connect();
+      let healthy = true;
+      try {
+        await client.query('begin isolation level repeatable read read only');
+        try {
+          const name = cursorName();
+          await client.query(`declare ${name} no scroll cursor for ${query.sql}`, query.params);
+          yield* fetchBatches((text) => client.query(text), name, batchSize);
+        } finally {
+          await client.query('rollback').catch(() => {
+            healthy = false;
+          });
+        }
+      } finally {
+        // A connection whose transaction could not be ended is not handed to anyone else.
+        client.release(healthy ? undefined : true);
+      }
+    },
     async withAdvisoryLock(lockId, work) {
       const client = await pool.connect();
       try {
@@ -155,4 +199,20 @@ function openServer(url: string, poolSize: number): Database {
       await pool.end();
     },
   };
+}
+
+function cursorName(): string {
+  return `cursor_${randomUUID().replace(/-/g, '')}`;
+}
+
+async function* fetchBatches(
+  run: (text: string) => Promise<{ rows: Record<string, unknown>[] }>,
+  name: string,
+  batchSize: number,
+): AsyncGenerator<Record<string, unknown>[]> {
+  for (;;) {
+    const { rows } = await run(`fetch forward ${Math.max(1, Math.floor(batchSize))} from ${name}`);
+    if (rows.length > 0) yield rows;
+    if (rows.length < batchSize) return;
+  }
 }

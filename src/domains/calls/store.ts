@@ -1,8 +1,16 @@
 /** SQL of call records and their events. */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
-import { assistants, callEvents, calls } from '../../db/schema/index.js';
+import {
+  assistants,
+  type CallStatus,
+  callEvents,
+  callSearchDocuments,
+  calls,
+} from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { digitArrayLiteral, phoneLexemes } from './search-terms.js';
 
 export type CallRow = typeof calls.$inferSelect;
 export type NewCall = Omit<typeof calls.$inferInsert, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'>;
@@ -12,7 +20,18 @@ export async function insertCall(ex: Executor, tenant: Tenant, values: NewCall):
     .insert(calls)
     .values({ ...values, organizationId: tenant.organizationId })
     .returning();
+  await insertSearchDocument(ex, tenant, row!);
   return row!;
+}
+
+/** A new call's search document: its phone numbers, until transcript segments add their words. */
+async function insertSearchDocument(ex: Executor, tenant: Tenant, call: CallRow): Promise<void> {
+  const lexemes = phoneLexemes([call.fromPhoneNumber, call.toPhoneNumber, call.customerPhoneNumber]);
+  await ex.insert(callSearchDocuments).values({
+    callId: call.id,
+    organizationId: tenant.organizationId,
+    document: sql`setweight(array_to_tsvector(${digitArrayLiteral(lexemes)}::text[]), 'A')`,
+  });
 }
 
 /** Inserts a call the carrier announced, once per carrier call id; undefined when it exists. */
@@ -26,6 +45,7 @@ export async function insertCallOnce(
     .values({ ...values, organizationId: tenant.organizationId })
     .onConflictDoNothing({ target: [calls.provider, calls.callSid] })
     .returning();
+  if (row) await insertSearchDocument(ex, tenant, row);
   return row;
 }
 
@@ -42,6 +62,70 @@ export async function findCall(
     .limit(1);
   const [row] = options.forUpdate ? await query.for('update') : await query;
   return row;
+}
+
+/** Which calls a listing or an export covers; dates bound `created_at` (inclusive). */
+export interface CallFilter {
+  status?: CallStatus;
+  assistantId?: number;
+  dateFrom?: Date;
+  dateTo?: Date;
+}
+
+export function callFilterSql(tenant: Tenant, filter: CallFilter): SQL {
+  return tenant.where(
+    calls,
+    filter.status !== undefined ? eq(calls.status, filter.status) : undefined,
+    filter.assistantId !== undefined ? eq(calls.assistantId, filter.assistantId) : undefined,
+    filter.dateFrom !== undefined ? gte(calls.createdAt, filter.dateFrom) : undefined,
+    filter.dateTo !== undefined ? lte(calls.createdAt, filter.dateTo) : undefined,
+  );
+}
+
+/** A page of the organization's calls, newest first, and how many match in all. */
+export async function listCalls(
+  ex: Executor,
+  tenant: Tenant,
+  filter: CallFilter,
+  page: { skip: number; limit: number },
+): Promise<{ rows: CallRow[]; total: number }> {
+  const where = callFilterSql(tenant, filter);
+  const [rows, [counted]] = await Promise.all([
+    ex
+      .select()
+      .from(calls)
+      .where(where)
+      .orderBy(desc(calls.createdAt), desc(calls.id))
+      .offset(page.skip)
+      .limit(page.limit),
+    ex.select({ total: sql<number>`count(*)::int` }).from(calls).where(where),
+  ]);
+  return { rows, total: counted?.total ?? 0 };
+}
+
+/** Calls by id, in no particular order (the organization's only). */
+export async function callsByIds(ex: Executor, tenant: Tenant, ids: number[]): Promise<CallRow[]> {
+  if (ids.length === 0) return [];
+  return ex
+    .select()
+    .from(calls)
+    .where(tenant.where(calls, inArray(calls.id, ids)));
+}
+
+/** Compiles statements that run outside Drizzle's query builder (a database cursor). */
+const dialect = new PgDialect();
+
+/**
+ * The export's rows, oldest first, as one SQL statement for a database cursor: the columns are
+ * named as the JSON export names its keys.
+ */
+export function exportQuery(tenant: Tenant, filter: CallFilter): { sql: string; params: unknown[] } {
+  return dialect.sqlToQuery(sql`select ${calls.id} as "id", ${calls.callSid} as "call_sid", ${assistants.name} as "assistant_name",
+      ${calls.customerPhoneNumber} as "customer_phone_number", ${calls.status} as "status",
+      ${calls.duration} as "duration", ${calls.startedAt} as "started_at", ${calls.endedAt} as "ended_at"
+    from ${calls} left join ${assistants} on ${assistants.id} = ${calls.assistantId}
+    where ${callFilterSql(tenant, filter)}
+    order by ${asc(calls.createdAt)}, ${asc(calls.id)}`);
 }
 
 export async function updateCall(

@@ -1,0 +1,234 @@
+/**
+ * /api/v1/calls: the organization's call records — listing, search, export, one call, its
+ * transcript, and hanging up. `search` and `export` are static paths, which the router always
+ * prefers to `/:call_id`, so neither is ever read as a call id.
+ */
+import { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { CALL_STATUSES, type CallStatus } from '../../db/schema/telephony.js';
+import { access } from '../../http/access.js';
+import { principalOf } from '../../http/auth.js';
+import { Id, IdParam, iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { EXPORT_FILES, type ExportFormat } from './export.js';
+import type { CallRecords } from './records.js';
+import type { CallFilter, CallRow } from './store.js';
+
+const tags = ['calls'];
+const CallStatusSchema = Type.Unsafe<CallStatus>({ type: 'string', enum: [...CALL_STATUSES] });
+
+const CallOut = Type.Object(
+  {
+    id: Type.Integer(),
+    assistant_id: Nullable(Type.Integer({ description: 'Null once the assistant is deleted' })),
+    call_sid: Nullable(Type.String({ description: "The carrier's call identifier" })),
+    direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')]),
+    from_phone_number: Type.String({
+      description: 'Our number on outbound calls, the caller on inbound ones',
+    }),
+    to_phone_number: Type.String(),
+    customer_phone_number: Type.String({ description: 'The other party' }),
+    status: CallStatusSchema,
+    call_meta: OpenObject,
+    duration: Nullable(Type.Integer({ description: 'Seconds' })),
+    cost: Nullable(Type.Number()),
+    started_at: Nullable(Timestamp),
+    ended_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    graph_session_id: Nullable(Type.Integer()),
+    campaign_id: Nullable(Type.Integer()),
+  },
+  { title: 'Call' },
+);
+
+/** Inbound calls show the caller as `from_phone_number`; outbound ones our number. */
+function callView(call: CallRow) {
+  return {
+    id: call.id,
+    assistant_id: call.assistantId,
+    call_sid: call.callSid,
+    direction: call.direction,
+    from_phone_number: call.direction === 'inbound' ? call.customerPhoneNumber : call.fromPhoneNumber,
+    to_phone_number: call.toPhoneNumber,
+    customer_phone_number: call.customerPhoneNumber,
+    status: call.status,
+    call_meta: call.callMeta,
+    duration: call.duration,
+    cost: call.cost,
+    started_at: iso(call.startedAt),
+    ended_at: iso(call.endedAt),
+    created_at: iso(call.createdAt),
+    updated_at: iso(call.updatedAt),
+    graph_session_id: call.graphSessionId,
+    campaign_id: call.campaignId,
+  };
+}
+
+const SegmentOut = Type.Object(
+  {
+    speaker: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+    text: Type.String(),
+    started_at: Timestamp,
+    ended_at: Timestamp,
+  },
+  { title: 'TranscriptSegment' },
+);
+
+const Filters = {
+  status: Type.Optional(CallStatusSchema),
+  assistant_id: Type.Optional(Id),
+  date_from: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created at or after' })),
+  date_to: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created at or before' })),
+};
+
+function filterOf(query: {
+  status?: CallFilter['status'];
+  assistant_id?: number;
+  date_from?: string;
+  date_to?: string;
+}): CallFilter {
+  return {
+    ...(query.status !== undefined ? { status: query.status } : {}),
+    ...(query.assistant_id !== undefined ? { assistantId: query.assistant_id } : {}),
+    ...(query.date_from !== undefined ? { dateFrom: new Date(query.date_from) } : {}),
+    ...(query.date_to !== undefined ? { dateTo: new Date(query.date_to) } : {}),
+  };
+}
+
+export function callRecordRoutes(app: App, records: CallRecords): void {
+  app.get(
+    '/api/v1/calls',
+    {
+      config: { access: access.area('calls') },
+      schema: {
+        tags,
+        summary: "The organization's calls, newest first (total in X-Total-Count)",
+        querystring: Type.Object({
+          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          ...Filters,
+        }),
+        response: { 200: Type.Array(CallOut) },
+      },
+    },
+    async (request, reply) => {
+      const { rows, total } = await records.list(principalOf(request), filterOf(request.query), {
+        skip: request.query.skip ?? 0,
+        limit: request.query.limit ?? 100,
+      });
+      reply.header('X-Total-Count', total);
+      return rows.map(callView);
+    },
+  );
+
+  app.get(
+    '/api/v1/calls/search',
+    {
+      config: { access: access.area('calls') },
+      schema: {
+        tags,
+        summary: 'Full-text search over assistant names, phone numbers (3+ digits, any part) and transcripts',
+        description:
+          'Words are stemmed (English) and may use web-search syntax: "a phrase", or, -word. A query of ' +
+          'digits (with +, spaces, dashes or brackets) matches any part of a phone number. Best match first.',
+        querystring: Type.Object({
+          q: Type.String({ minLength: 3, maxLength: 200 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+        }),
+        response: { 200: Type.Array(CallOut) },
+      },
+    },
+    async (request) => {
+      const rows = await records.search(principalOf(request), request.query.q, request.query.limit ?? 50);
+      return rows.map(callView);
+    },
+  );
+
+  app.get(
+    '/api/v1/calls/export',
+    {
+      config: { access: access.area('calls') },
+      schema: {
+        tags,
+        summary: 'Download the calls as calls_export.csv or calls_export.json (streamed, oldest first)',
+        querystring: Type.Object({
+          format: Type.Optional(Type.String({ pattern: '^(csv|json)$', default: 'csv' })),
+          ...Filters,
+        }),
+        response: {
+          // A file download, streamed: the schema documents it; the stream itself is not serialised.
+          200: Type.Unsafe<Readable>({
+            type: 'string',
+            format: 'binary',
+            description:
+              'csv: Call ID, Call SID, Assistant Name, Customer Phone, Status, Duration (seconds), Started At, ' +
+              'Ended At. json: an array of {id, call_sid, assistant_name, customer_phone_number, status, ' +
+              'duration, started_at, ended_at}.',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const format = (request.query.format ?? 'csv') as ExportFormat;
+      const chunks = await records.export(principalOf(request), format, filterOf(request.query));
+      const file = EXPORT_FILES[format];
+      reply
+        .header('Content-Type', file.contentType)
+        .header('Content-Disposition', `attachment; filename="${file.fileName}"`)
+        .header('Cache-Control', 'no-store');
+      return reply.send(Readable.from(chunks, { objectMode: false }));
+    },
+  );
+
+  app.get(
+    '/api/v1/calls/:call_id',
+    {
+      config: { access: access.area('calls') },
+      schema: { tags, summary: 'One call', params: IdParam('call_id'), response: { 200: CallOut } },
+    },
+    async (request) => callView(await records.get(principalOf(request), request.params.call_id)),
+  );
+
+  app.get(
+    '/api/v1/calls/:call_id/transcript',
+    {
+      config: { access: access.area('calls') },
+      schema: {
+        tags,
+        summary: "The call's transcript: segments in spoken order",
+        params: IdParam('call_id'),
+        response: { 200: Type.Array(SegmentOut) },
+      },
+    },
+    async (request) => {
+      const segments = await records.transcript(principalOf(request), request.params.call_id);
+      return segments.map((segment) => ({
+        speaker: segment.speaker,
+        text: segment.text,
+        started_at: iso(segment.startedAt),
+        ended_at: iso(segment.endedAt),
+      }));
+    },
+  );
+
+  app.post(
+    '/api/v1/calls/:call_id/end',
+    {
+      config: { access: access.area('calls', 'read_write') },
+      schema: {
+        tags,
+        summary: "Ask the call's carrier to hang up",
+        description:
+          'The status changes when the carrier reports the end. 409 when the call has ended or has not ' +
+          'reached the carrier yet; 502 when the carrier refuses.',
+        params: IdParam('call_id'),
+        response: { 200: Type.Object({ message: Type.String(), call: CallOut }) },
+      },
+    },
+    async (request) => ({
+      message: 'Hang-up requested',
+      call: callView(await records.end(principalOf(request), request.params.call_id)),
+    }),
+  );
+}

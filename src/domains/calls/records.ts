@@ -1,0 +1,133 @@
+/**
+ * Call records as the API shows them: listing, one call, its transcript, hanging up a live call,
+ * full-text search and the streamed export. Placing calls and applying carrier statuses stay in
+ * `service.ts`; this is what users do with the records afterwards.
+ */
+import type { Database, Db } from '../../db/client.js';
+import { FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
+import type { Tenant } from '../../db/tenant.js';
+import type { Principal } from '../../http/access.js';
+import { AppError, conflict, invalidField, notFound } from '../../http/errors.js';
+import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
+import { ProviderError } from '../../providers/errors.js';
+import type { ConfigResolver } from '../runtime/resolve-config.js';
+import { csvChunks, type ExportFormat, jsonChunks } from './export.js';
+import { searchCalls } from './search.js';
+import { MIN_NUMBER_DIGITS, readSearchQuery } from './search-terms.js';
+import * as store from './store.js';
+import { appendTranscriptSegments, type NewTranscriptSegment, transcriptOf } from './transcripts.js';
+
+/** Rows per cursor fetch in an export: large enough to be fast, small enough to stay flat. */
+const EXPORT_BATCH_ROWS = 1000;
+/** The longest transcript segment stored, in characters. */
+export const MAX_SEGMENT_TEXT = 10_000;
+
+export class CallRecords {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      database: Database;
+      carriers: Carriers;
+      resolver: ConfigResolver;
+    },
+  ) {}
+
+  list(principal: Principal, filter: store.CallFilter, page: { skip: number; limit: number }) {
+    checkDateRange(filter);
+    return store.listCalls(this.deps.db, principal.tenant, filter, page);
+  }
+
+  async get(principal: Principal, callId: number): Promise<store.CallRow> {
+    const call = await store.findCall(this.deps.db, principal.tenant, callId);
+    if (!call) throw notFound('Call not found');
+    return call;
+  }
+
+  async transcript(principal: Principal, callId: number) {
+    await this.get(principal, callId);
+    return transcriptOf(this.deps.db, principal.tenant, callId);
+  }
+
+  /**
+   * Asks the call's carrier to hang up. The record changes when the carrier reports the end (its
+   * status callback), exactly as for a call the customer ended.
+   */
+  async end(principal: Principal, callId: number): Promise<store.CallRow> {
+    const { tenant } = principal;
+    const call = await this.get(principal, callId);
+    if (FINAL_CALL_STATUSES.includes(call.status))
+      throw conflict(`The call has already ended (${call.status})`);
+    if (!call.callSid || !isCarrierId(call.provider))
+      throw conflict('The call has not reached the carrier yet; try again in a moment');
+    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
+      provider: call.provider,
+      assistantId: call.assistantId,
+    });
+    if (!credentials) throw conflict(`No ${call.provider} credentials to reach the carrier with`);
+    try {
+      await this.deps.carriers[call.provider].hangUp(credentials, call.callSid);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      throw new AppError(502, `The carrier did not end the call: ${error.message}`);
+    }
+    await store.insertCallEvent(this.deps.db, tenant, callId, 'call.end_requested', {
+      by_user_id: principal.user.id,
+    });
+    return call;
+  }
+
+  /** The organization's calls best matching `q` (at least 3 characters besides spaces). */
+  async search(principal: Principal, q: string, limit: number): Promise<store.CallRow[]> {
+    if (q.trim().length < MIN_NUMBER_DIGITS)
+      throw invalidField(['query', 'q'], 'String should have at least 3 characters', 'string_too_short');
+    const matches = await searchCalls(this.deps.db, principal.tenant, readSearchQuery(q), limit);
+    const rows = await store.callsByIds(
+      this.deps.db,
+      principal.tenant,
+      matches.map((match) => match.callId),
+    );
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return matches.flatMap((match) => byId.get(match.callId) ?? []);
+  }
+
+  /**
+   * The export file's text, chunk by chunk, read from a database cursor. The cursor is opened and
+   * its first batch read before this resolves, so a failing query still answers an error status
+   * rather than a truncated file.
+   */
+  async export(
+    principal: Principal,
+    format: ExportFormat,
+    filter: store.CallFilter,
+  ): Promise<AsyncGenerator<string>> {
+    checkDateRange(filter);
+    const query = store.exportQuery(principal.tenant, filter);
+    const cursor = this.deps.database.cursor(query, EXPORT_BATCH_ROWS);
+    const first = await cursor.next();
+    async function* batches() {
+      if (first.done) return;
+      yield first.value;
+      yield* cursor;
+    }
+    return format === 'json' ? jsonChunks(batches()) : csvChunks(batches());
+  }
+
+  /**
+   * Appends what was said to a call's transcript — the store function the live call runtime calls
+   * as utterances finish. Undefined when the call is not the organization's.
+   */
+  async appendTranscript(tenant: Tenant, callId: number, segments: readonly NewTranscriptSegment[]) {
+    for (const [index, segment] of segments.entries()) {
+      if (segment.text.length > MAX_SEGMENT_TEXT)
+        throw invalidField(['segments', index, 'text'], `At most ${MAX_SEGMENT_TEXT} characters`);
+      if (segment.endedAt < segment.startedAt)
+        throw invalidField(['segments', index, 'ended_at'], 'Ends before it starts');
+    }
+    return appendTranscriptSegments(this.deps.db, tenant, callId, segments);
+  }
+}
+
+function checkDateRange(filter: store.CallFilter): void {
+  if (filter.dateFrom && filter.dateTo && filter.dateFrom > filter.dateTo)
+    throw invalidField(['query', 'date_to'], 'date_to is before date_from');
+}
