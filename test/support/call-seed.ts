@@ -111,6 +111,8 @@ export interface BulkCalls {
   status?: CallRow['status'];
   /** Prefix of the carrier call ids, to keep several bulks apart. */
   tag?: string;
+  /** Write the search documents too (default); an export-only test can skip them. */
+  searchDocuments?: boolean;
 }
 
 /**
@@ -129,7 +131,7 @@ export async function seedBulkCalls(database: Database, bulk: BulkCalls): Promis
   await database.executeSql(
     `insert into calls (organization_id, assistant_id, provider, call_sid, direction, from_phone_number,
        to_phone_number, customer_phone_number, status, duration, started_at, ended_at, created_at, updated_at)
-     select $1, ($2::int[])[1 + g % cardinality($2::int[])], 'carrier_a', $3 || '-' || g, 'outbound', '+14155550100',
+     select $1, ($2::int[])[1 + g % greatest(1, cardinality($2::int[]))], 'carrier_a', $3 || '-' || g, 'outbound', '+14155550100',
        '+1646' || lpad(g::text, 7, '0'), '+1646' || lpad(g::text, 7, '0'), ${statusSql},
        g % 600, now() - g * interval '1 second' - interval '10 minutes', now() - g * interval '1 second',
        now() - g * interval '1 second', now() - g * interval '1 second'
@@ -149,6 +151,7 @@ export async function seedBulkCalls(database: Database, bulk: BulkCalls): Promis
       [sentences, tag, segments],
     );
   }
+  if (bulk.searchDocuments === false) return;
   // Phone lexemes: every digit suffix of 3+ digits of the three numbers (as search-terms.ts writes).
   await database.executeSql(
     `insert into call_search_documents (call_id, organization_id, document)
