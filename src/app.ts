@@ -31,6 +31,7 @@ import { identityRoutes } from './domains/identity/routes.js';
 import { llmPresetRoutes } from './domains/llm-presets/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
 import { phoneNumberRoutes } from './domains/phone-numbers/routes.js';
+import { serverlessRoutes } from './domains/serverless/routes.js';
 import { smsRoutes } from './domains/sms/routes.js';
 import { smsComplianceRoutes } from './domains/sms-compliance/routes.js';
 import { systemRoutes } from './domains/system/routes.js';
@@ -168,6 +169,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   });
   smsComplianceRoutes(app, deps.services.smsCompliance);
   webhookRoutes(app, deps.services.webhooks);
+  await serverlessRoutes(app, deps.services.serverless);
 
   return app;
 }

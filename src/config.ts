@@ -194,6 +194,16 @@ export const variables = {
     "Seconds without news after which a campaign attempt's call is looked up at the carrier (a lost status callback, or a process that stopped mid-dial).",
     integer(1, 86_400),
   ),
+  SERVERLESS_LIST_TIMEOUT_SECONDS: variable(
+    '30',
+    'Longest a serverless function listing (every page) may take; slower ones answer 500.',
+    integer(1, 300),
+  ),
+  SERVERLESS_LIST_RATE_PER_MINUTE: variable(
+    '10',
+    'Serverless function listings one organization may run per minute (counted in the database, cluster-wide); more answer 429.',
+    integer(1, 10_000),
+  ),
   CARRIER_A_BASE_URL: variable('https://api.twilio.com', 'REST API of carrier_a.', httpUrl),
   CARRIER_B_BASE_URL: variable('https://api.telnyx.com', 'Call-control API of carrier_b.', httpUrl),
   CARRIER_C_BASE_URL: variable('https://api.nexmo.com', 'Voice and messaging API of carrier_c.', httpUrl),
@@ -256,6 +266,7 @@ export interface Config {
   prices: { callPerMinute: number; smsSegment: number };
   contacts: { defaultPhoneRegion: CountryCode; importMaxBytes: number };
   campaigns: { organizationConcurrency: number; sweepIntervalSeconds: number; recoverAfterSeconds: number };
+  serverless: { listTimeoutMs: number; listRatePerMinute: number };
   providers: ProviderUrls;
 }
 
@@ -333,6 +344,10 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
       organizationConcurrency: readOr('CAMPAIGN_ORGANIZATION_CONCURRENCY'),
       sweepIntervalSeconds: readOr('CAMPAIGN_SWEEP_INTERVAL_SECONDS'),
       recoverAfterSeconds: readOr('CAMPAIGN_RECOVER_AFTER_SECONDS'),
+    },
+    serverless: {
+      listTimeoutMs: readOr('SERVERLESS_LIST_TIMEOUT_SECONDS') * 1000,
+      listRatePerMinute: readOr('SERVERLESS_LIST_RATE_PER_MINUTE'),
     },
     providers: {
       carrierA: readOr('CARRIER_A_BASE_URL'),

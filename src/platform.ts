@@ -35,6 +35,7 @@ import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
 import { PhoneNumberService } from './domains/phone-numbers/service.js';
 import { ConfigResolver } from './domains/runtime/resolve-config.js';
+import { ServerlessService } from './domains/serverless/service.js';
 import { SmsService } from './domains/sms/service.js';
 import { SmsComplianceService } from './domains/sms-compliance/service.js';
 import { UserService } from './domains/users/service.js';
@@ -45,6 +46,7 @@ import { Mailer } from './lib/mail.js';
 import { MediaTokens } from './lib/media-token.js';
 import { SecretBox } from './lib/secrets.js';
 import { createCarriers } from './providers/carriers/index.js';
+import { LambdaFunctions } from './providers/cloud/functions.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 
@@ -87,6 +89,7 @@ export interface Services {
   sms: SmsService;
   carrierWebhooks: CarrierWebhookService;
   webhooks: WebhookService;
+  serverless: ServerlessService;
 }
 
 export interface Platform {
@@ -122,6 +125,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const authenticator = new IdentityAuthenticator(database.db, tokens, apiKeyUsage, changes);
   const billing = new BillingService({ db: database.db });
   const carriers = createCarriers(config.providers);
+  const cloudFunctions = new LambdaFunctions({ endpoint: config.providers.lambda });
   const organizations = new OrganizationService({
     db: database.db,
     secrets,
@@ -239,6 +243,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       sms,
     }),
     webhooks,
+    serverless: new ServerlessService({
+      db: database.db,
+      functions: cloudFunctions,
+      log: logger,
+      timeoutMs: config.serverless.listTimeoutMs,
+      ratePerMinute: config.serverless.listRatePerMinute,
+    }),
   };
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
@@ -267,6 +278,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         await campaignProgressFeed.stop();
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
+        cloudFunctions.close();
         await database.close();
       })();
       return stopping;

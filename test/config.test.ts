@@ -45,6 +45,7 @@ describe('defaults', () => {
     expect(config.sessionTtlSeconds).toBe(30 * 86_400);
     expect(config.prices).toEqual({ callPerMinute: 0.05, smsSegment: 0.0075 });
     expect(config.providers.lambda).toBeUndefined();
+    expect(config.serverless).toEqual({ listTimeoutMs: 30_000, listRatePerMinute: 10 });
   });
 
   it('derives PUBLIC_URL from HOST and PORT unless it is set', () => {
@@ -107,6 +108,10 @@ describe('defaults', () => {
     expect(config.metricsToken).toBe('metrics-token');
     expect(config.prices.callPerMinute).toBe(0.12);
     expect(loadConfig({ PORT: '65535' }).port).toBe(65535);
+    expect(
+      loadConfig({ SERVERLESS_LIST_TIMEOUT_SECONDS: '1', SERVERLESS_LIST_RATE_PER_MINUTE: '10000' })
+        .serverless,
+    ).toEqual({ listTimeoutMs: 1_000, listRatePerMinute: 10_000 });
   });
 
   it('points every outside provider at its own override', () => {
@@ -208,6 +213,9 @@ describe('bad values', () => {
     ['BODY_LIMIT_BYTES', '10'],
     ['PRICE_SMS_SEGMENT', '-0.01'],
     ['ACCESS_TOKEN_TTL_MINUTES', '0'],
+    ['SERVERLESS_LIST_TIMEOUT_SECONDS', '0'],
+    ['SERVERLESS_LIST_TIMEOUT_SECONDS', '2.5'],
+    ['SERVERLESS_LIST_RATE_PER_MINUTE', '0'],
   ];
 
   for (const [name, value] of cases) {

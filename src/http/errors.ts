@@ -166,42 +166,87 @@ export function answerFrameworkError(
   reply.code(status).send({ detail: status === 414 ? 'A path segment is too long' : 'Malformed URL' });
 }
 
+/** The answer to an error: its status, extra headers, and the envelope. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: { detail: string | ValidationIssue[] };
+}
+
+/**
+ * Turns every error — ours, Fastify's, or an unexpected one (logged here) — into the envelope of
+ * decisions §2. Every error handler answers through this, so statuses and texts never drift apart.
+ */
+export function errorAnswer(
+  error: FastifyError | AppError | ValidationFailed,
+  request: FastifyRequest,
+): ErrorAnswer {
+  const validationStatus = request.routeOptions.config?.validationStatus ?? 422;
+  const answer = (
+    status: number,
+    detail: string | ValidationIssue[],
+    headers: Record<string, string> = {},
+  ) => ({
+    status,
+    headers,
+    body: { detail },
+  });
+  if (error instanceof AppError) return answer(error.statusCode, error.detail, error.headers);
+  if (error instanceof ValidationFailed) return answer(error.status ?? validationStatus, error.issues);
+  if ('validation' in error && error.validation) {
+    return answer(
+      validationStatus,
+      toValidationIssues(error.validation as AjvIssue[], error.validationContext ?? 'body'),
+    );
+  }
+  const code = 'code' in error ? error.code : undefined;
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (error instanceof SyntaxError && 'statusCode' in error)) {
+    return answer(validationStatus, [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }]);
+  }
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return answer(validationStatus, [{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+  }
+  const known = code ? CLIENT_ERRORS[code] : undefined;
+  if (known) return answer(known.status, known.detail ?? error.message);
+  const status = 'statusCode' in error ? error.statusCode : undefined;
+  if (status && status >= 400 && status < 500) {
+    // Another client error raised by Fastify or a plugin: its status stands, its text is generic.
+    return answer(status, 'Bad request');
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return answer(500, 'Internal server error');
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ detail: `Not found: ${request.method} ${request.url.split('?')[0]}` });
   });
 
   app.setErrorHandler((error: FastifyError | AppError | ValidationFailed, request, reply) => {
-    const validationStatus = request.routeOptions.config?.validationStatus ?? 422;
-    if (error instanceof AppError) {
-      return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail });
-    }
-    if (error instanceof ValidationFailed) {
-      return reply.code(error.status ?? validationStatus).send({ detail: error.issues });
-    }
-    if ('validation' in error && error.validation) {
-      const detail = toValidationIssues(error.validation as AjvIssue[], error.validationContext ?? 'body');
-      return reply.code(validationStatus).send({ detail });
-    }
-    const code = 'code' in error ? error.code : undefined;
-    if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (error instanceof SyntaxError && 'statusCode' in error)) {
-      return reply.code(validationStatus).send({
-        detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }],
-      });
-    }
-    if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply
-        .code(validationStatus)
-        .send({ detail: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] });
-    }
-    const known = code ? CLIENT_ERRORS[code] : undefined;
-    if (known) return reply.code(known.status).send({ detail: known.detail ?? error.message });
-    const status = 'statusCode' in error ? error.statusCode : undefined;
-    if (status && status >= 400 && status < 500) {
-      // Another client error raised by Fastify or a plugin: its status stands, its text is generic.
-      return reply.code(status).send({ detail: 'Bad request' });
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send({ detail: 'Internal server error' });
+    const answer = errorAnswer(error, request);
+    return reply.code(answer.status).headers(answer.headers).send(answer.body);
+  });
+}
+
+/** The one-line text of an envelope's detail (validation issues joined as `where: what`). */
+export function detailText(detail: string | ValidationIssue[]): string {
+  if (typeof detail === 'string') return detail;
+  return `Invalid parameters: ${detail.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; ')}`;
+}
+
+/**
+ * For operations whose error bodies add `success: false` and a `message` to the envelope (the
+ * serverless listing): installed on the operation's own plugin scope, it answers the same status and
+ * `detail` as every other route, plus those two fields. 401 and 403 keep the bare envelope: they come
+ * from authentication, which answers alike on every route.
+ */
+export function installSuccessFlagErrors(scope: FastifyInstance): void {
+  scope.setErrorHandler((error: FastifyError | AppError | ValidationFailed, request, reply) => {
+    const answer = errorAnswer(error, request);
+    const body =
+      answer.status === 401 || answer.status === 403
+        ? answer.body
+        : { success: false, detail: answer.body.detail, message: detailText(answer.body.detail) };
+    return reply.code(answer.status).headers(answer.headers).send(body);
   });
 }

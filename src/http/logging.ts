@@ -21,6 +21,7 @@ const SECRET_FIELDS = [
   'signature_secret',
   'webhook_secret',
   'key',
+  'access_key',
 ];
 
 export const REDACT_PATHS = [
@@ -31,13 +32,36 @@ export const REDACT_PATHS = [
   ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
 ];
 
-const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|api_key|key|secret|password)=)[^&#]*/gi;
+/** Query parameters whose values are credentials (compared decoded and case-insensitively). */
+const SECRET_QUERY_NAMES = new Set([
+  'token',
+  'access_token',
+  'refresh_token',
+  'api_key',
+  'key',
+  'secret',
+  'password',
+  'access_key',
+  'secret_key',
+]);
+const QUERY_PARAMETER = /([?&])([^=&#]*)=([^&#]*)/g;
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
+}
 
 /** Path parameters that carry a credential (e.g. the invitation token in /users/invitation/:token). */
 const SECRET_PARAMS = ['token'];
 
 export function redactUrl(url: string, params?: Record<string, unknown>): string {
-  let redacted = url.replace(SECRET_QUERY, '$1[REDACTED]');
+  // Names are decoded first, so `secret%5Fkey=` is recognised as the `secret_key` the server reads.
+  let redacted = url.replace(QUERY_PARAMETER, (whole, separator: string, name: string) =>
+    SECRET_QUERY_NAMES.has(decodedName(name)) ? `${separator}${name}=[REDACTED]` : whole,
+  );
   for (const name of SECRET_PARAMS) {
     const value = params?.[name];
     if (typeof value === 'string' && value.length > 0) {

@@ -17,6 +17,16 @@ export const ErrorBody = Type.Object(
   { title: 'ErrorBody', description: 'Error envelope: a message, or a list of validation issues.' },
 );
 
+/** The envelope of operations that add `success: false` and a `message` (the serverless listing). */
+export const SuccessFlagErrorBody = Type.Object(
+  {
+    success: Type.Literal(false),
+    detail: ErrorBody.properties.detail,
+    message: Type.String({ description: 'The detail as one line of text.' }),
+  },
+  { title: 'SuccessFlagErrorBody', description: 'Error envelope with `success: false` and a message.' },
+);
+
 /** Timestamps leave as ISO 8601 strings (fast-json-stringify formats `Date` values for `date-time`). */
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);

@@ -1,19 +1,21 @@
 /**
- * Runs the three carrier simulators for local development (`npm run sim`), each with one demo
- * account, and prints what to configure: the base URLs for the platform's environment and the
- * credentials to store in your organization. Calls placed through them complete after 30 s of
- * (simulated) talk and messages are delivered; their signed webhooks go to the URLs the platform
- * gives, so start the platform with PUBLIC_URL reachable from here (the default is).
+ * Runs the three carrier simulators and the cloud function simulator for local development
+ * (`npm run sim`), each with one demo account, and prints what to configure: the base URLs for the
+ * platform's environment, the credentials to store in your organization, and the cloud credentials
+ * to list functions with. Calls placed through them complete after 30 s of (simulated) talk and
+ * messages are delivered; their signed webhooks go to the URLs the platform gives, so start the
+ * platform with PUBLIC_URL reachable from here (the default is).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { CarrierASimulator } from './carrier-a.js';
 import { CarrierBSimulator } from './carrier-b.js';
 import { CarrierCSimulator } from './carrier-c.js';
+import { LambdaSimulator } from './lambda.js';
 
-// `npm run sim -- 5010` starts them on 5010, 5011 and 5012 instead.
+// `npm run sim -- 5010` starts them on 5010, 5011, 5012 and 5013 instead.
 const firstPort = Number(process.argv[2] ?? 4010);
-if (!Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65533) {
-  console.error('Usage: npm run sim [-- FIRST_PORT]   (three ports from FIRST_PORT, default 4010)');
+if (!Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65532) {
+  console.error('Usage: npm run sim [-- FIRST_PORT]   (four ports from FIRST_PORT, default 4010)');
   process.exit(2);
 }
 
@@ -35,10 +37,29 @@ carrierC.addAccount({
   public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
 });
 
-const [a, b, c] = await Promise.all([
+const lambda = new LambdaSimulator();
+const cloudAccount = {
+  accessKeyId: 'AKIALOCALDEMO0000001',
+  secretAccessKey: 'local/demo+secret-key-0123456789abcdefgh',
+};
+lambda.addAccount(cloudAccount);
+lambda.addFunctions(cloudAccount.accessKeyId, 'us-east-1', [
+  {
+    FunctionName: 'lookup-order',
+    Description: 'Looks an order up by its number',
+    Timeout: 10,
+    MemorySize: 256,
+  },
+  { FunctionName: 'book-appointment', Runtime: 'python3.12', Handler: 'app.lambda_handler', Timeout: 30 },
+  { FunctionName: 'send-receipt', Description: '', Runtime: 'nodejs22.x', MemorySize: 512 },
+]);
+lambda.addGeneratedFunctions(cloudAccount.accessKeyId, 'eu-west-1', 120, 'eu-fn');
+
+const [a, b, c, l] = await Promise.all([
   carrierA.start(firstPort),
   carrierB.start(firstPort + 1),
   carrierC.start(firstPort + 2),
+  lambda.start(firstPort + 3),
 ]);
 
 const organization = {
@@ -46,9 +67,10 @@ const organization = {
   carrier_b: { ...accountB, public_key: carrierB.publicKey },
   carrier_c: { ...accountC, signature_secret: carrierC.signatureSecret },
 };
-console.log(`Carrier simulators are running. Start the platform with:
+console.log(`Simulators (carriers and cloud functions) are running. Start the platform with:
 
-  CARRIER_A_BASE_URL=${a} CARRIER_B_BASE_URL=${b} CARRIER_C_BASE_URL=${c} npm start
+  CARRIER_A_BASE_URL=${a} CARRIER_B_BASE_URL=${b} CARRIER_C_BASE_URL=${c} \\
+    LAMBDA_ENDPOINT_URL=${l} npm start
 
 then store these credentials in your organization (admin):
 
@@ -56,10 +78,19 @@ then store these credentials in your organization (admin):
     -H 'content-type: application/json' -d '${JSON.stringify(organization).replace(/'/g, "'\\''")}'
 
 The private key changes at every start of the simulators: store the credentials again after one.
+
+List the demo cloud account's functions (3 in us-east-1, 120 in eu-west-1):
+
+  curl -s -X POST http://127.0.0.1:8000/api/serverless/list-functions -H "authorization: Bearer $TOKEN" \\
+    --data-urlencode 'access_key=${cloudAccount.accessKeyId}' \\
+    --data-urlencode 'secret_key=${cloudAccount.secretAccessKey}' --data-urlencode 'region=us-east-1'
+
 Stop with Ctrl-C.`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    void Promise.all([carrierA.stop(), carrierB.stop(), carrierC.stop()]).then(() => process.exit(0));
+    void Promise.all([carrierA.stop(), carrierB.stop(), carrierC.stop(), lambda.stop()]).then(() =>
+      process.exit(0),
+    );
   });
 }
