@@ -107,6 +107,12 @@ export interface BulkCalls {
   count: number;
   /** Transcript segments per call (0: none), drawn from BULK_SENTENCES. */
   segmentsPerCall?: number;
+  /**
+   * With transcripts: one more segment per call naming a reference code `zx<g mod referenceCodes>`,
+   * so each code is said on count / referenceCodes calls (a selective word, like a name or an order
+   * number; the sentences' words are each said on about a fifth of the calls).
+   */
+  referenceCodes?: number;
   /** Status of every call; default: the eight statuses in turn. */
   status?: CallRow['status'];
   /** Prefix of the carrier call ids, to keep several bulks apart. */
@@ -118,10 +124,12 @@ export interface BulkCalls {
 /**
  * `count` calls with their search documents (and transcripts), by SQL. Call `g` (1…count) goes to
  * `+1 646 <g as 7 digits>`, was created `g` seconds before now, and — with transcripts — says
- * sentences `(g·7 + p·3) mod 20` for p = 1…segmentsPerCall.
+ * sentences `(g·7 + p·3) mod 20` for p = 1…segmentsPerCall (then its reference code, if asked).
  */
 export async function seedBulkCalls(database: Database, bulk: BulkCalls): Promise<void> {
-  const segments = bulk.segmentsPerCall ?? 0;
+  const sentencesPerCall = bulk.segmentsPerCall ?? 0;
+  const codes = sentencesPerCall > 0 ? (bulk.referenceCodes ?? 0) : 0;
+  const segments = sentencesPerCall + (codes > 0 ? 1 : 0);
   const tag = bulk.tag ?? `bulk${serial++}`;
   const assistants = `{${bulk.assistantIds.join(',')}}`;
   const sentences = `{${BULK_SENTENCES.map((s) => `"${s}"`).join(',')}}`;
@@ -139,7 +147,8 @@ export async function seedBulkCalls(database: Database, bulk: BulkCalls): Promis
     [bulk.organizationId, assistants, tag, bulk.count],
   );
   // The sentence of segment p of call g, as one SQL expression used for segments and documents alike.
-  const sentence = `($1::text[])[1 + (g * 7 + p * 3) % cardinality($1::text[])]`;
+  const sentence = `case when p > ${sentencesPerCall} then 'My reference code is zx' || (g % ${Math.max(1, codes)})
+    else ($1::text[])[1 + (g * 7 + p * 3) % cardinality($1::text[])] end`;
   const fromTag = `(substr(c.call_sid, length($2) + 2))::int`;
   if (segments > 0) {
     await database.executeSql(

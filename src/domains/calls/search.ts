@@ -35,10 +35,19 @@ export async function searchCalls(
   query: CallSearchQuery,
   limit: number,
 ): Promise<CallMatch[]> {
+  const result = await ex.execute(searchSql(tenant, query, limit));
+  return (result as unknown as { rows: Array<{ call_id: number; score: number }> }).rows.map((row) => ({
+    callId: Number(row.call_id),
+    score: Number(row.score),
+  }));
+}
+
+/** The search statement (the benchmark shows its plan). */
+export function searchSql(tenant: Tenant, query: CallSearchQuery, limit: number): SQL {
   // The query expression is repeated rather than joined from a CTE so each use is a constant the
   // planner can hand to the GIN index.
   const q = tsquery(query);
-  const result = await ex.execute(sql`
+  return sql`
     with matched as (
       select ${callSearchDocuments.callId} as call_id, ts_rank(${callSearchDocuments.document}, ${q}) as score
       from ${callSearchDocuments}
@@ -53,9 +62,5 @@ export async function searchCalls(
     select call_id, sum(score)::float8 as score from matched
     group by call_id
     order by score desc, call_id desc
-    limit ${limit}`);
-  return (result as unknown as { rows: Array<{ call_id: number; score: number }> }).rows.map((row) => ({
-    callId: Number(row.call_id),
-    score: Number(row.score),
-  }));
+    limit ${limit}`;
 }

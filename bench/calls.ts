@@ -1,0 +1,231 @@
+/**
+ * Call search and export. Seeds N calls (default 1,000,000 on a server, 200,000 on the embedded
+ * database, whose memory would not hold a million with transcripts) spread over 10 assistants, each
+ * with 4 transcript sentences and a reference code said on 20 calls, and their search documents —
+ * by SQL (test/support/call-seed.ts).
+ *
+ * Search: GET /api/v1/calls/search over real HTTP for a whole number, a partial number, a rare
+ * transcript word, a common one and an assistant name, p50/p95; beside each, the same search done
+ * the naive way in the same run — `ILIKE '%q%'` over assistant names, numbers and transcript text
+ * (unranked, the database alone, no HTTP) — and the ratio. The plan of the rare-word search is
+ * checked for the GIN index.
+ *
+ * Export: GET /api/v1/calls/export of every call as CSV over real HTTP: rows/s and the process's
+ * peak RSS above where it started; beside it, the bare database cursor reading the same rows in the
+ * same process (no formatting, no HTTP).
+ *
+ * `npm run bench -- calls [--calls N]`; BENCH_DATABASE_URL=postgres://… runs it on a server.
+ */
+import { request as httpRequest } from 'node:http';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { Tenant } from '../src/db/tenant.js';
+import { searchSql } from '../src/domains/calls/search.js';
+import { readSearchQuery } from '../src/domains/calls/search-terms.js';
+import { exportQuery } from '../src/domains/calls/store.js';
+import { seedBulkCalls } from '../test/support/call-seed.js';
+import { benchUser, startBenchPlatform, table } from './support.js';
+
+const ASSISTANTS = [
+  'Billing',
+  'Scheduling',
+  'Support',
+  'Sales',
+  'Renewals',
+  'Deliveries',
+  'Pharmacy',
+  'Clinic',
+  'Lettings',
+  'Zoo',
+];
+const SENTENCES_PER_CALL = 4;
+const CALLS_PER_CODE = 20;
+const SEARCH_REQUESTS = 30;
+const ILIKE_REQUESTS = 5;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function measure(op: () => Promise<unknown>, times: number): Promise<{ p50: number; p95: number }> {
+  await op(); // warm-up: plans cached, pages in memory
+  const samples: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    await op();
+    samples.push(performance.now() - started);
+  }
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
+function argument(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+export async function run(args: string[] = []): Promise<void> {
+  const onServer = Boolean(process.env.BENCH_DATABASE_URL);
+  const count = Number(argument(args, '--calls') ?? (onServer ? 1_000_000 : 200_000));
+  const bench = await startBenchPlatform();
+  try {
+    const { app, database } = bench.platform;
+    const { headers, organizationId } = await benchUser(bench.platform, 'calls');
+    const assistantIds: number[] = [];
+    for (const name of ASSISTANTS) {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/v1/assistants',
+        headers,
+        payload: { name },
+      });
+      assistantIds.push(created.json().id);
+    }
+    // A neighbour organization with the same kind of data: search must not wander into it.
+    const neighbour = await benchUser(bench.platform, 'neighbour');
+
+    const seedStarted = performance.now();
+    await seedBulkCalls(database, {
+      organizationId,
+      assistantIds,
+      count,
+      segmentsPerCall: SENTENCES_PER_CALL,
+      referenceCodes: Math.max(1, Math.floor(count / CALLS_PER_CODE)),
+    });
+    await seedBulkCalls(database, {
+      organizationId: neighbour.organizationId,
+      assistantIds: [],
+      count: Math.floor(count / 10),
+      segmentsPerCall: SENTENCES_PER_CALL,
+    });
+    await database.executeSql(
+      'analyze calls; analyze call_transcript_segments; analyze call_search_documents; analyze assistants',
+    );
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+    console.log(
+      `seeded ${count} calls (+${Math.floor(count / 10)} in a neighbour organization) with transcripts in ${seedSeconds.toFixed(0)} s (${database.kind})`,
+    );
+
+    // --- search -----------------------------------------------------------------------------
+    const tenant = new Tenant(organizationId);
+    const g = Math.floor(count / 2) + 7;
+    const codes = Math.max(1, Math.floor(count / CALLS_PER_CODE));
+    const number = `+1646${String(g).padStart(7, '0')}`;
+    const searches: Array<[label: string, q: string, like: string]> = [
+      ['whole number', number, number.slice(1)],
+      ['partial number (4 digits)', number.slice(-4), number.slice(-4)],
+      // The highest code: no longer code contains it, so ILIKE finds the same calls.
+      ['rare transcript word', `zx${codes - 1}`, `zx${codes - 1}`],
+      ['common transcript word', 'refund', 'refund'],
+      ['assistant name', 'Pharmacy', 'Pharmacy'],
+    ];
+    const ilike = (like: string) =>
+      database.executeSql(
+        `select c.* from calls c
+         where c.organization_id = $1 and (
+           c.customer_phone_number ilike $2 or c.to_phone_number ilike $2 or c.from_phone_number ilike $2
+           or exists (select 1 from assistants a where a.id = c.assistant_id and a.name ilike $2)
+           or exists (select 1 from call_transcript_segments s where s.call_id = c.id and s.text ilike $2))
+         order by c.id desc limit 50`,
+        [organizationId, `%${like}%`],
+      );
+    const rows: Array<Record<string, string | number>> = [];
+    let worst = 0;
+    const ratios: number[] = [];
+    for (const [label, q, like] of searches) {
+      let found = 0;
+      const search = await measure(async () => {
+        const response = await fetch(
+          `${bench.baseUrl}/api/v1/calls/search?q=${encodeURIComponent(q)}&limit=50`,
+          { headers },
+        );
+        if (response.status !== 200)
+          throw new Error(`search ${q}: ${response.status} ${await response.text()}`);
+        found = ((await response.json()) as unknown[]).length;
+      }, SEARCH_REQUESTS);
+      let likeFound = 0;
+      const scan = await measure(async () => {
+        likeFound = (await ilike(like)).rows.length;
+      }, ILIKE_REQUESTS);
+      const ratio = scan.p50 / search.p50;
+      ratios.push(ratio);
+      worst = Math.max(worst, search.p95);
+      rows.push({
+        search: `${label}: ${q}`,
+        found,
+        'p50 ms': Number(search.p50.toFixed(1)),
+        'p95 ms': Number(search.p95.toFixed(1)),
+        'ILIKE found': likeFound,
+        'ILIKE p50 ms': Number(scan.p50.toFixed(1)),
+        'ILIKE p95 ms': Number(scan.p95.toFixed(1)),
+        'ILIKE / search': Number(ratio.toFixed(1)),
+      });
+    }
+    table(rows);
+    const rare = searches[2]![1];
+    const compiled = new PgDialect().sqlToQuery(searchSql(tenant, readSearchQuery(rare), 50));
+    const plan = (await database.executeSql(`explain ${compiled.sql}`, compiled.params)).rows
+      .map((row) => String(Object.values(row)[0]))
+      .join('\n');
+    const usesGin = plan.includes('call_search_documents_document_idx');
+    console.log(`rare-word search plan uses the GIN index: ${usesGin ? 'yes' : 'NO'}`);
+    if (!usesGin) console.log(plan);
+
+    // --- export -----------------------------------------------------------------------------
+    const cursorStarted = performance.now();
+    let cursorRows = 0;
+    for await (const batch of database.cursor(exportQuery(tenant, {}), 1000)) cursorRows += batch.length;
+    const cursorRate = cursorRows / ((performance.now() - cursorStarted) / 1000);
+
+    const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 20);
+    const exportStarted = performance.now();
+    const exported = await new Promise<{ lines: number; bytes: number }>((resolve, reject) => {
+      const request = httpRequest(`${bench.baseUrl}/api/v1/calls/export`, { headers }, (response) => {
+        if (response.statusCode !== 200) reject(new Error(`export: ${response.statusCode}`));
+        let lines = 0;
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          for (const byte of chunk) if (byte === 10) lines += 1;
+        });
+        response.on('end', () => resolve({ lines, bytes }));
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    const exportSeconds = (performance.now() - exportStarted) / 1000;
+    clearInterval(sampler);
+    if (exported.lines !== count + 1) throw new Error(`exported ${exported.lines - 1} of ${count} rows`);
+    const exportRate = count / exportSeconds;
+    const mb = (bytes: number) => Number((bytes / 1e6).toFixed(1));
+    table([
+      {
+        operation: `GET /api/v1/calls/export (CSV, ${count} rows, ${mb(exported.bytes)} MB)`,
+        'rows/s': Math.round(exportRate),
+        seconds: Number(exportSeconds.toFixed(1)),
+        'RSS before MB': mb(rssBefore),
+        'RSS peak above MB': mb(rssPeak - rssBefore),
+      },
+      {
+        operation: 'baseline: the bare database cursor, same rows',
+        'rows/s': Math.round(cursorRate),
+        seconds: Number((cursorRows / cursorRate).toFixed(1)),
+        'RSS before MB': '',
+        'RSS peak above MB': '',
+      },
+    ]);
+    const geometric = Math.exp(ratios.reduce((sum, r) => sum + Math.log(r), 0) / ratios.length);
+    console.log(
+      `calls (${database.kind}, ${count} calls): search p95 ≤ ${worst.toFixed(1)} ms, ILIKE scan / search ` +
+        `${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}× (geometric mean ${geometric.toFixed(1)}×); ` +
+        `CSV export ${Math.round(exportRate)} rows/s (${(exportRate / cursorRate).toFixed(2)} of the bare cursor), ` +
+        `RSS +${mb(rssPeak - rssBefore)} MB over ${mb(exported.bytes)} MB`,
+    );
+  } finally {
+    await bench.close();
+  }
+}
