@@ -149,6 +149,33 @@ describe('what search finds', () => {
     expect(new Set(ranked)).toEqual(new Set([ids.invoices, ids.invoiceOnce, ids.salesInvoice]));
   });
 
+  it('finds the best call even when it is its assistant’s oldest', async () => {
+    // A call matching by assistant name and by transcript outranks the assistant's newer calls
+    // (name only) and other calls that only say the word, whatever `limit` is.
+    const user = await f.user();
+    const orthodontics = await assistant(user, 'Orthodontics');
+    const both = await seedCall(t.database, user.organizationId, {
+      assistantId: orthodontics,
+      transcript: [['user', 'My orthodontics appointment, please.']],
+    });
+    for (let i = 0; i < 3; i++)
+      await seedCall(t.database, user.organizationId, { assistantId: orthodontics });
+    const wordsOnly = await seedCall(t.database, user.organizationId, {
+      transcript: [['user', 'Orthodontics? Orthodontics! Orthodontics.']],
+    });
+    const ranked = async (limit: number) =>
+      (await search(`q=orthodontics&limit=${limit}`, user.headers))
+        .json()
+        .map((call: { id: number }) => call.id);
+    expect(await ranked(1)).toEqual([both.id]);
+    const all = await ranked(10);
+    expect(all).toHaveLength(5);
+    expect(all[0]).toBe(both.id);
+    // Name only (0.5) ranks above a transcript mention alone, newest first among the name-only ones.
+    expect(all.at(-1)).toBe(wordsOnly.id);
+    expect(all.slice(1, 4)).toEqual([...all.slice(1, 4)].sort((a: number, b: number) => b - a));
+  });
+
   it('answers the call schema with cost, created_at and updated_at', async () => {
     const response = await search('q=refund');
     const [call] = response.json();

@@ -163,8 +163,8 @@ export async function seedBulkCalls(database: Database, bulk: BulkCalls): Promis
   if (bulk.searchDocuments === false) return;
   // Phone lexemes: every digit suffix of 3+ digits of the three numbers (as search-terms.ts writes).
   await database.executeSql(
-    `insert into call_search_documents (call_id, organization_id, document)
-     select c.id, c.organization_id,
+    `insert into call_search_documents (call_id, organization_id, assistant_id, document)
+     select c.id, c.organization_id, c.assistant_id,
        setweight(array_to_tsvector(array(
          select distinct substr(d, i)
          from unnest(array[regexp_replace(c.from_phone_number, '\\D', '', 'g'),

@@ -99,7 +99,9 @@ export const callTranscriptSegments = pgTable(
 /**
  * The full-text search document of each call: its phone numbers (every digit suffix of 3 or more
  * digits, so a partial number is a prefix query) and the words of its transcript, which grows as
- * segments are appended. Kept apart from `calls` so listing and export never read it.
+ * segments are appended. Kept apart from `calls` so listing and export never read it. The call's
+ * assistant is repeated here (a call never changes assistant) so a search by assistant name finds
+ * the newest calls of that assistant through one index, without touching `calls`.
  */
 export const callSearchDocuments = pgTable(
   'call_search_documents',
@@ -108,9 +110,13 @@ export const callSearchDocuments = pgTable(
       .primaryKey()
       .references(() => calls.id, { onDelete: 'cascade' }),
     organizationId: organizationColumn(),
+    assistantId: integer('assistant_id').references(() => assistants.id, { onDelete: 'set null' }),
     document: tsvector('document').notNull(),
   },
-  (t) => [index('call_search_documents_document_idx').using('gin', t.document)],
+  (t) => [
+    index('call_search_documents_document_idx').using('gin', t.document),
+    index('call_search_documents_assistant_idx').on(t.assistantId, t.callId),
+  ],
 );
 
 /** Everything that happened to a call, in order: status changes from the carrier, transfers, errors. */

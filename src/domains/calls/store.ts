@@ -30,6 +30,7 @@ async function insertSearchDocument(ex: Executor, tenant: Tenant, call: CallRow)
   await ex.insert(callSearchDocuments).values({
     callId: call.id,
     organizationId: tenant.organizationId,
+    assistantId: call.assistantId,
     document: sql`setweight(array_to_tsvector(${digitArrayLiteral(lexemes)}::text[]), 'A')`,
   });
 }

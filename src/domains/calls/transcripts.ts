@@ -34,7 +34,7 @@ export async function appendTranscriptSegments(
 ): Promise<TranscriptSegmentRow[] | undefined> {
   return ex.transaction(async (tx) => {
     const [call] = await tx
-      .select({ id: calls.id })
+      .select({ id: calls.id, assistantId: calls.assistantId })
       .from(calls)
       .where(tenant.where(calls, eq(calls.id, callId)))
       .for('update');
@@ -66,6 +66,7 @@ export async function appendTranscriptSegments(
       .values({
         callId,
         organizationId: tenant.organizationId,
+        assistantId: call.assistantId,
         document: sql`setweight(to_tsvector('english', ${words}), 'C')`,
       })
       .onConflictDoUpdate({
