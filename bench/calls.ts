@@ -23,7 +23,7 @@ import { searchSql } from '../src/domains/calls/search.js';
 import { readSearchQuery } from '../src/domains/calls/search-terms.js';
 import { exportQuery } from '../src/domains/calls/store.js';
 import { seedBulkCalls } from '../test/support/call-seed.js';
-import { benchUser, startBenchPlatform, table } from './support.js';
+import { benchUser, latencies, startBenchPlatform, table } from './support.js';
 
 const ASSISTANTS = [
   'Billing',
@@ -41,22 +41,6 @@ const SENTENCES_PER_CALL = 4;
 const CALLS_PER_CODE = 20;
 const SEARCH_REQUESTS = 30;
 const ILIKE_REQUESTS = 5;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function measure(op: () => Promise<unknown>, times: number): Promise<{ p50: number; p95: number }> {
-  await op(); // warm-up: plans cached, pages in memory
-  const samples: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const started = performance.now();
-    await op();
-    samples.push(performance.now() - started);
-  }
-  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
-}
 
 function argument(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -116,7 +100,7 @@ export async function run(args: string[] = []): Promise<void> {
       // The highest code: no longer code contains it, so ILIKE finds the same calls.
       ['rare transcript word', `zx${codes - 1}`, `zx${codes - 1}`],
       ['common transcript word', 'refund', 'refund'],
-      ['assistant name', 'Pharmacy', 'Pharmacy'],
+      ['assistant name', 'Lettings', 'Lettings'],
     ];
     const ilike = (like: string) =>
       database.executeSql(
@@ -133,7 +117,7 @@ export async function run(args: string[] = []): Promise<void> {
     const ratios: number[] = [];
     for (const [label, q, like] of searches) {
       let found = 0;
-      const search = await measure(async () => {
+      const search = await latencies(async () => {
         const response = await fetch(
           `${bench.baseUrl}/api/v1/calls/search?q=${encodeURIComponent(q)}&limit=50`,
           { headers },
@@ -143,7 +127,7 @@ export async function run(args: string[] = []): Promise<void> {
         found = ((await response.json()) as unknown[]).length;
       }, SEARCH_REQUESTS);
       let likeFound = 0;
-      const scan = await measure(async () => {
+      const scan = await latencies(async () => {
         likeFound = (await ilike(like)).rows.length;
       }, ILIKE_REQUESTS);
       const ratio = scan.p50 / search.p50;

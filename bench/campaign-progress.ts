@@ -10,28 +10,12 @@
  * `npm run bench -- campaign-progress`; BENCH_DATABASE_URL=postgres://… runs it on a server.
  * bench/campaigns.ts calls `benchProgress()`.
  */
-import { benchUser, startBenchPlatform, table } from './support.js';
+import { benchUser, latencies, startBenchPlatform, table } from './support.js';
 
 const EXECUTIONS = 100_000;
 const CONTACTS = 40_000;
 const LINKED_CALLS = 30_000;
 const REQUESTS = 30;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function measure(op: () => Promise<void>, times = REQUESTS): Promise<{ p50: number; p95: number }> {
-  await op(); // warm-up: plans cached, pages in memory
-  const samples: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const started = performance.now();
-    await op();
-    samples.push(performance.now() - started);
-  }
-  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
-}
 
 /**
  * Contacts 1..n of a campaign (status by i % 10: 5 completed, 2 failed, pending, in_progress,
@@ -130,15 +114,15 @@ export async function benchProgress(): Promise<void> {
       if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
       await response.arrayBuffer();
     };
-    const progress = await measure(getOk(`${base}/progress`));
-    const firstPage = await measure(getOk(`${base}/executions`));
-    const deepPage = await measure(getOk(`${base}/executions?page=1000&per_page=50`));
-    const oneRow = await measure(getOk(base));
-    const count = await measure(async () => {
+    const progress = await latencies(getOk(`${base}/progress`), REQUESTS);
+    const firstPage = await latencies(getOk(`${base}/executions`), REQUESTS);
+    const deepPage = await latencies(getOk(`${base}/executions?page=1000&per_page=50`), REQUESTS);
+    const oneRow = await latencies(getOk(base), REQUESTS);
+    const count = await latencies(async () => {
       await database.executeSql('select count(*) from campaign_executions where campaign_id = $1', [
         measured,
       ]);
-    });
+    }, REQUESTS);
 
     const ratio = (x: number) => Number((x / oneRow.p50).toFixed(1));
     const row = (operation: string, m: { p50: number; p95: number }) => ({

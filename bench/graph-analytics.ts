@@ -19,23 +19,7 @@ import { analyticsSql } from '../src/domains/graphs/analytics.js';
 import { decideNext } from '../src/domains/graphs/engine.js';
 import type { EngineEdge, EngineGraph, SessionState } from '../src/domains/graphs/engine-types.js';
 import { markEmailVerified } from '../src/domains/identity/store.js';
-import { startBenchPlatform, table } from './support.js';
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function sample(repeats: number, op: () => Promise<unknown>): Promise<{ p50: number; p95: number }> {
-  await op(); // warm: plans, caches
-  const times: number[] = [];
-  for (let i = 0; i < repeats; i += 1) {
-    const started = performance.now();
-    await op();
-    times.push(performance.now() - started);
-  }
-  return { p50: percentile(times, 50), p95: percentile(times, 95) };
-}
+import { latencies, startBenchPlatform, table } from './support.js';
 
 const ms = (value: number) => Number(value.toFixed(1));
 
@@ -265,19 +249,21 @@ export async function run(args: string[]): Promise<void> {
   const ratios: Record<number, number> = {};
   let figures: Record<number, { sessions: number; transitions: number }> = {};
   for (const days of [30, 365]) {
-    const baseline = await sample(repeats, () =>
-      database.executeSql(
-        `select count(*)::int as n from graph_transitions tr
+    const baseline = await latencies(
+      () =>
+        database.executeSql(
+          `select count(*)::int as n from graph_transitions tr
           where tr.session_id in (select id from graph_sessions
                                    where graph_id = $1 and organization_id = $2
                                      and started_at >= now() - make_interval(days => $3))`,
-        [graph.id, organizationId, days],
-      ),
+          [graph.id, organizationId, days],
+        ),
+      repeats,
     );
     let result: Awaited<ReturnType<typeof services.graphAnalytics.compute>> | undefined;
-    const analytics = await sample(repeats, async () => {
+    const analytics = await latencies(async () => {
       result = await services.graphAnalytics.compute(tenant, graph.id, days);
-    });
+    }, repeats);
     figures = {
       ...figures,
       [days]: { sessions: result!.total_sessions, transitions: result!.total_transitions },

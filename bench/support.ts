@@ -110,6 +110,26 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Runs `op` once to warm up (plans cached, pages in memory), then `times` times in a row: p50/p95 in ms. */
+export async function latencies(
+  op: () => Promise<unknown>,
+  times: number,
+): Promise<{ p50: number; p95: number }> {
+  await op();
+  const samples: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    await op();
+    samples.push(performance.now() - started);
+  }
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
 export function table(rows: Array<Record<string, string | number>>): void {
   console.table(rows);
 }

@@ -31,17 +31,6 @@ function exportCalls(query: string, headers: Record<string, string>) {
   return t.app.inject({ method: 'GET', url: `/api/v1/calls/export${query}`, headers });
 }
 
-async function assistant(user: TestUser, name: string): Promise<number> {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: user.headers,
-    payload: { name },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json().id;
-}
-
 describe('the export files', () => {
   let owner: TestUser;
   let ava: number;
@@ -51,8 +40,8 @@ describe('the export files', () => {
 
   beforeAll(async () => {
     owner = await f.user();
-    ava = await assistant(owner, 'Ava, "the" scheduler');
-    bob = await assistant(owner, '=HYPERLINK("http://evil.example","open")');
+    ava = await f.assistant(owner, 'Ava, "the" scheduler');
+    bob = await f.assistant(owner, '=HYPERLINK("http://evil.example","open")');
     const calls = [
       { assistantId: ava, status: 'completed' as const, customer: '+12125550101', duration: 61 },
       { assistantId: bob, status: 'busy' as const, customer: '+12125550102', duration: 0 },
@@ -220,7 +209,7 @@ describe('formula neutralisation', () => {
 describe('a 200,000-row export', () => {
   it('streams every row while the server’s live heap stays flat', async () => {
     const owner = await f.user();
-    const assistantId = await assistant(owner, 'Bulk');
+    const assistantId = await f.assistant(owner, 'Bulk');
     const rows = 200_000;
     await seedBulkCalls(t.database, {
       organizationId: owner.organizationId,

@@ -26,24 +26,13 @@ async function found(q: string, extra = ''): Promise<number[]> {
   return response.json().map((call: { id: number }) => call.id);
 }
 
-async function assistant(user: TestUser, name: string): Promise<number> {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: user.headers,
-    payload: { name },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json().id;
-}
-
 beforeAll(async () => {
   t = await startTestPlatform();
   f = new Factories(t);
   owner = await f.user();
   stranger = await f.user();
-  salesId = await assistant(owner, 'Sales Concierge');
-  const dental = await assistant(owner, 'Dental Reminders');
+  salesId = await f.assistant(owner, 'Sales Concierge');
+  const dental = await f.assistant(owner, 'Dental Reminders');
   const org = owner.organizationId;
   ids.refund = (
     await seedCall(t.database, org, {
@@ -95,7 +84,7 @@ beforeAll(async () => {
     })
   ).id;
   // The same words and numbers in another organization are never found.
-  const theirs = await assistant(stranger, 'Sales Concierge');
+  const theirs = await f.assistant(stranger, 'Sales Concierge');
   ids.foreign = (
     await seedCall(t.database, stranger.organizationId, {
       assistantId: theirs,
@@ -153,7 +142,7 @@ describe('what search finds', () => {
     // A call matching by assistant name and by transcript outranks the assistant's newer calls
     // (name only) and other calls that only say the word, whatever `limit` is.
     const user = await f.user();
-    const orthodontics = await assistant(user, 'Orthodontics');
+    const orthodontics = await f.assistant(user, 'Orthodontics');
     const both = await seedCall(t.database, user.organizationId, {
       assistantId: orthodontics,
       transcript: [['user', 'My orthodontics appointment, please.']],

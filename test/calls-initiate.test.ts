@@ -12,7 +12,7 @@ import { MediaTokens } from '../src/lib/media-token.js';
 import { carrierASignature } from '../src/providers/carriers/carrier-a.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { expectError } from './support/assertions.js';
-import { Factories, type TestUser } from './support/factories.js';
+import { type CarrierOrganization, Factories } from './support/factories.js';
 import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform } from './support/harness.js';
 
 const sim = new CarrierASimulator();
@@ -30,13 +30,7 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Org {
-  admin: TestUser;
-  account: { account_sid: string; auth_token: string };
-  assistantId: number;
-  number: string;
-  numberId: number;
-}
+type Org = CarrierOrganization;
 
 function nextNumber(): string {
   serial += 1;
@@ -44,39 +38,8 @@ function nextNumber(): string {
 }
 
 /** An organization with carrier_a credentials (known to the simulator), an assistant and a routed number. */
-async function organization(options: { credentials?: boolean } = {}): Promise<Org> {
-  const admin = await f.user();
-  serial += 1;
-  const account = {
-    account_sid: `AC${String(serial).padStart(32, '0')}`,
-    auth_token: `token-${serial}-abcdef`,
-  };
-  sim.addAccount(account);
-  if (options.credentials !== false) {
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: '/api/v1/organization',
-      headers: admin.headers,
-      payload: { carrier_a: account },
-    });
-    expect(put.statusCode, put.body).toBe(200);
-  }
-  const assistant = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: admin.headers,
-    payload: { name: 'Caller' },
-  });
-  expect(assistant.statusCode, assistant.body).toBe(201);
-  const number = nextNumber();
-  const registered = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/phone-numbers',
-    headers: admin.headers,
-    payload: { phone_number: number, provider: 'carrier_a', assistant_id: assistant.json().id },
-  });
-  expect(registered.statusCode, registered.body).toBe(201);
-  return { admin, account, assistantId: assistant.json().id, number, numberId: registered.json().id };
+function organization(options: { credentials?: boolean } = {}): Promise<Org> {
+  return f.carrierOrganization({ sim, ...options });
 }
 
 function initiate(headers: Record<string, string>, payload: unknown) {

@@ -32,17 +32,6 @@ function get(url: string, headers: Record<string, string> = {}) {
   return t.app.inject({ method: 'GET', url, headers });
 }
 
-async function assistant(user: TestUser, name: string): Promise<number> {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: user.headers,
-    payload: { name },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json().id;
-}
-
 const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 
 describe('GET /api/v1/calls', () => {
@@ -53,8 +42,8 @@ describe('GET /api/v1/calls', () => {
 
   beforeAll(async () => {
     owner = await f.user();
-    sales = await assistant(owner, 'Sales');
-    support = await assistant(owner, 'Support');
+    sales = await f.assistant(owner, 'Sales');
+    support = await f.assistant(owner, 'Support');
     // Oldest first: created 50, 40, 30, 20, 10 minutes ago.
     const plan = [
       { assistantId: sales, status: 'completed' as const },
@@ -309,33 +298,9 @@ describe('GET /api/v1/calls/{id} and its transcript', () => {
 });
 
 describe('POST /api/v1/calls/{id}/end', () => {
-  let serial = 0;
-
   /** An organization with carrier_a credentials and a live call at the simulator (in progress). */
   async function liveCall() {
-    serial += 1;
-    const owner = await f.user();
-    const account = {
-      account_sid: `AC${String(9000 + serial).padStart(32, '0')}`,
-      auth_token: `end-token-${serial}`,
-    };
-    sim.addAccount(account);
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: '/api/v1/organization',
-      headers: owner.headers,
-      payload: { carrier_a: account },
-    });
-    expect(put.statusCode, put.body).toBe(200);
-    const assistantId = await assistant(owner, 'Closer');
-    const number = `+1415777${String(1000 + serial).padStart(4, '0')}`;
-    const registered = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/phone-numbers',
-      headers: owner.headers,
-      payload: { phone_number: number, provider: 'carrier_a', assistant_id: assistantId },
-    });
-    expect(registered.statusCode, registered.body).toBe(201);
+    const { admin: owner, number } = await f.carrierOrganization({ sim, assistantName: 'Closer' });
     // The simulator keeps the call but tells us nothing: it stays live until we end it.
     sim.dropCallbacks = true;
     try {

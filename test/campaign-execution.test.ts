@@ -21,7 +21,7 @@ import {
 import { Tenant } from '../src/db/tenant.js';
 import * as executorStore from '../src/domains/campaigns/executor-store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { Factories, type TestUser } from './support/factories.js';
+import { type CarrierOrganization, Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
 const sim = new CarrierASimulator();
@@ -47,55 +47,16 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Org {
-  admin: TestUser;
-  assistantId: number;
-  number: string;
-  numberId: number;
-}
+type Org = CarrierOrganization;
 
 function nextNumber(): string {
   serial += 1;
   return `+1415777${String(1000 + serial).padStart(4, '0')}`;
 }
 
-async function organization(): Promise<Org> {
-  const admin = await f.user();
-  serial += 1;
-  const account = {
-    account_sid: `AC${String(9000 + serial).padStart(32, '0')}`,
-    auth_token: `tok-${serial}`,
-  };
-  sim.addAccount(account);
-  const put = await t.app.inject({
-    method: 'PUT',
-    url: '/api/v1/organization',
-    headers: admin.headers,
-    payload: { carrier_a: account },
-  });
-  expect(put.statusCode, put.body).toBe(200);
-  const assistant = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: admin.headers,
-    payload: { name: 'Outreach' },
-  });
-  expect(assistant.statusCode, assistant.body).toBe(201);
-  const number = nextNumber();
-  const registered = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/phone-numbers',
-    headers: admin.headers,
-    // A fast sending rate, so SMS campaigns do not wait on the long-code default of 1 a second.
-    payload: {
-      phone_number: number,
-      provider: 'carrier_a',
-      assistant_id: assistant.json().id,
-      sms_rate_per_second: 20,
-    },
-  });
-  expect(registered.statusCode, registered.body).toBe(201);
-  return { admin, assistantId: assistant.json().id, number, numberId: registered.json().id };
+function organization(): Promise<Org> {
+  // A fast sending rate, so SMS campaigns do not wait on the long-code default of 1 a second.
+  return f.carrierOrganization({ sim, assistantName: 'Outreach', smsRatePerSecond: 20 });
 }
 
 async function campaign(org: Org, body: Record<string, unknown>, contacts: Array<Record<string, unknown>>) {

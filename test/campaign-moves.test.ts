@@ -17,7 +17,7 @@ import {
 } from '../src/db/schema/index.js';
 import { Tenant } from '../src/db/tenant.js';
 import { expectError } from './support/assertions.js';
-import { Factories, type TestUser } from './support/factories.js';
+import { type CarrierOrganization, Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
 
 let t: TestPlatform;
@@ -48,46 +48,15 @@ const TABLE: Record<Move, Partial<Record<CampaignStatus, CampaignStatus>>> = {
   stop: { draft: 'cancelled', scheduled: 'cancelled', running: 'cancelled', paused: 'cancelled' },
 };
 
-interface Org {
-  admin: TestUser;
-  assistantId: number;
-  numberId: number;
-}
+type Org = CarrierOrganization;
 
 function nextNumber(): string {
   serial += 1;
   return `+1415888${String(1000 + serial).padStart(4, '0')}`;
 }
 
-async function organization(options: { credentials?: boolean; number?: boolean } = {}): Promise<Org> {
-  const admin = await f.user();
-  if (options.credentials !== false) {
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: '/api/v1/organization',
-      headers: admin.headers,
-      payload: { carrier_a: { account_sid: `AC${'1'.repeat(32)}`, auth_token: 'moves-token' } },
-    });
-    expect(put.statusCode, put.body).toBe(200);
-  }
-  const assistant = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: admin.headers,
-    payload: { name: 'Mover' },
-  });
-  let numberId = 0;
-  if (options.number !== false) {
-    const number = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/phone-numbers',
-      headers: admin.headers,
-      payload: { phone_number: nextNumber(), provider: 'carrier_a', assistant_id: assistant.json().id },
-    });
-    expect(number.statusCode, number.body).toBe(201);
-    numberId = number.json().id;
-  }
-  return { admin, assistantId: assistant.json().id, numberId };
+function organization(options: { credentials?: boolean; number?: boolean } = {}): Promise<Org> {
+  return f.carrierOrganization({ assistantName: 'Mover', ...options });
 }
 
 async function campaign(org: Org, body: Record<string, unknown> = {}, contacts = 2): Promise<number> {

@@ -29,7 +29,25 @@ export interface TestApiKey {
   headers: { authorization: string };
 }
 
+/** A carrier_a account (what the simulator is told to accept and the organization stores). */
+export interface CarrierAAccount {
+  account_sid: string;
+  auth_token: string;
+}
+
+/** An organization set up to place calls: carrier_a credentials, an assistant and a number routed to it. */
+export interface CarrierOrganization {
+  admin: TestUser;
+  account: CarrierAAccount;
+  assistantId: number;
+  /** E.164; empty with `number: false`. */
+  number: string;
+  /** 0 with `number: false`. */
+  numberId: number;
+}
+
 let counter = 0;
+let carrierSerial = 0;
 export function uniqueEmail(label = 'user'): string {
   counter += 1;
   return `${label}.${counter}.${randomBytes(3).toString('hex')}@example.test`;
@@ -113,6 +131,66 @@ export class Factories {
     });
     expectStatus(response, 200);
     return toUser(response, user.password);
+  }
+
+  /** An assistant of `user`'s organization (through the route), by name; answers its id. */
+  async assistant(user: TestUser, name: string): Promise<number> {
+    const response = await this.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/assistants',
+      headers: user.headers,
+      payload: { name },
+    });
+    expectStatus(response, 201);
+    return response.json().id;
+  }
+
+  /**
+   * A new organization (its admin) that can place calls through carrier_a: an account the simulator
+   * accepts (when `sim` is given) stored as the organization's credentials (unless
+   * `credentials: false`), an assistant, and a number routed to it (unless `number: false`).
+   */
+  async carrierOrganization(
+    options: {
+      sim?: { addAccount(account: CarrierAAccount): void };
+      credentials?: boolean;
+      number?: boolean;
+      assistantName?: string;
+      smsRatePerSecond?: number;
+    } = {},
+  ): Promise<CarrierOrganization> {
+    const admin = await this.user();
+    carrierSerial += 1;
+    const account = {
+      account_sid: `AC${String(carrierSerial).padStart(32, '0')}`,
+      auth_token: `carrier-token-${carrierSerial}-${randomBytes(4).toString('hex')}`,
+    };
+    options.sim?.addAccount(account);
+    if (options.credentials !== false) {
+      const put = await this.t.app.inject({
+        method: 'PUT',
+        url: '/api/v1/organization',
+        headers: admin.headers,
+        payload: { carrier_a: account },
+      });
+      expectStatus(put, 200);
+    }
+    const assistantId = await this.assistant(admin, options.assistantName ?? 'Caller');
+    if (options.number === false) return { admin, account, assistantId, number: '', numberId: 0 };
+    const number = `+1415999${String(carrierSerial).padStart(4, '0')}`;
+    const registered = await this.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers',
+      headers: admin.headers,
+      payload: {
+        phone_number: number,
+        provider: 'carrier_a',
+        assistant_id: assistantId,
+        ...(options.smsRatePerSecond !== undefined ? { sms_rate_per_second: options.smsRatePerSecond } : {}),
+      },
+    });
+    expectStatus(registered, 201);
+    return { admin, account, assistantId, number, numberId: registered.json().id };
   }
 
   async apiKey(

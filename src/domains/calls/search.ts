@@ -73,10 +73,17 @@ export function searchSql(tenant: Tenant, query: CallSearchQuery, limit: number)
       limit ${limit}
     ),
     newest_named as (
-      select ${d.callId} as call_id
-      from ${d}
-      where ${tenant.owns(d)} and ${d.assistantId} = any(${named})
-      order by ${d.callId} desc
+      -- Per matching assistant, its newest calls straight from the (assistant_id, call_id) index;
+      -- no assistant matching is no work at all.
+      select newest.call_id
+      from unnest(${named}) as matching(id)
+      cross join lateral (
+        select ${d.callId} as call_id from ${d}
+        where ${tenant.owns(d)} and ${d.assistantId} = matching.id
+        order by ${d.callId} desc
+        limit ${limit}
+      ) as newest
+      order by newest.call_id desc
       limit ${limit}
     ),
     by_name as (
