@@ -100,7 +100,7 @@ export async function run(args: string[] = []): Promise<void> {
       // The highest code: no longer code contains it, so ILIKE finds the same calls.
       ['rare transcript word', `zx${codes - 1}`, `zx${codes - 1}`],
       ['common transcript word', 'refund', 'refund'],
-      ['assistant name', 'Lettings', 'Lettings'],
+      ['assistant name', 'Zoo', 'Zoo'],
     ];
     const ilike = (like: string) =>
       database.executeSql(
