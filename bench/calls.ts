@@ -11,12 +11,15 @@
  * checked for the GIN index.
  *
  * Export: GET /api/v1/calls/export of every call as CSV over real HTTP: rows/s and the process's
- * peak RSS above where it started; beside it, the bare database cursor reading the same rows in the
- * same process (no formatting, no HTTP).
+ * peak RSS above where it started, then (a second pass) its live heap after full collections;
+ * beside it, the bare database cursor reading the same rows in the same process (no formatting, no
+ * HTTP).
  *
  * `npm run bench -- calls [--calls N]`; BENCH_DATABASE_URL=postgres://… runs it on a server.
  */
 import { request as httpRequest } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { Tenant } from '../src/db/tenant.js';
 import { searchSql } from '../src/domains/calls/search.js';
@@ -165,24 +168,44 @@ export async function run(args: string[] = []): Promise<void> {
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
     }, 20);
-    const exportStarted = performance.now();
-    const exported = await new Promise<{ lines: number; bytes: number }>((resolve, reject) => {
-      const request = httpRequest(`${bench.baseUrl}/api/v1/calls/export`, { headers }, (response) => {
-        if (response.statusCode !== 200) reject(new Error(`export: ${response.statusCode}`));
-        let lines = 0;
-        let bytes = 0;
-        response.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          for (const byte of chunk) if (byte === 10) lines += 1;
+    // The whole CSV over HTTP; `received` sees the running byte count after each chunk.
+    const download = (received: (bytes: number) => void = () => {}) =>
+      new Promise<{ lines: number; bytes: number }>((resolve, reject) => {
+        const request = httpRequest(`${bench.baseUrl}/api/v1/calls/export`, { headers }, (response) => {
+          if (response.statusCode !== 200) reject(new Error(`export: ${response.statusCode}`));
+          let lines = 0;
+          let bytes = 0;
+          response.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            for (const byte of chunk) if (byte === 10) lines += 1;
+            received(bytes);
+          });
+          response.on('end', () => resolve({ lines, bytes }));
+          response.on('error', reject);
         });
-        response.on('end', () => resolve({ lines, bytes }));
-        response.on('error', reject);
+        request.on('error', reject);
+        request.end();
       });
-      request.on('error', reject);
-      request.end();
-    });
+    const exportStarted = performance.now();
+    const exported = await download();
     const exportSeconds = (performance.now() - exportStarted) / 1000;
     clearInterval(sampler);
+    // RSS also counts garbage not yet collected; a second, untimed pass reads the live heap after a
+    // full collection every 10 MB received: what the server really keeps while exporting.
+    setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void;
+    const liveHeap = () => {
+      collect();
+      return process.memoryUsage().heapUsed;
+    };
+    const heapBefore = liveHeap();
+    let heapPeak = heapBefore;
+    let sampledAt = 0;
+    await download((bytes) => {
+      if (bytes - sampledAt < 10_000_000) return;
+      sampledAt = bytes;
+      heapPeak = Math.max(heapPeak, liveHeap());
+    });
     if (exported.lines !== count + 1) throw new Error(`exported ${exported.lines - 1} of ${count} rows`);
     const exportRate = count / exportSeconds;
     const mb = (bytes: number) => Number((bytes / 1e6).toFixed(1));
@@ -193,6 +216,7 @@ export async function run(args: string[] = []): Promise<void> {
         seconds: Number(exportSeconds.toFixed(1)),
         'RSS before MB': mb(rssBefore),
         'RSS peak above MB': mb(rssPeak - rssBefore),
+        'live heap peak above MB': mb(heapPeak - heapBefore),
       },
       {
         operation: 'baseline: the bare database cursor, same rows',
@@ -200,6 +224,7 @@ export async function run(args: string[] = []): Promise<void> {
         seconds: Number((cursorRows / cursorRate).toFixed(1)),
         'RSS before MB': '',
         'RSS peak above MB': '',
+        'live heap peak above MB': '',
       },
     ]);
     const geometric = Math.exp(ratios.reduce((sum, r) => sum + Math.log(r), 0) / ratios.length);
@@ -207,7 +232,7 @@ export async function run(args: string[] = []): Promise<void> {
       `calls (${database.kind}, ${count} calls): search p95 ≤ ${worst.toFixed(1)} ms, ILIKE scan / search ` +
         `${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}× (geometric mean ${geometric.toFixed(1)}×); ` +
         `CSV export ${Math.round(exportRate)} rows/s (${(exportRate / cursorRate).toFixed(2)} of the bare cursor), ` +
-        `RSS +${mb(rssPeak - rssBefore)} MB over ${mb(exported.bytes)} MB`,
+        `RSS +${mb(rssPeak - rssBefore)} MB, live heap +${mb(heapPeak - heapBefore)} MB over a ${mb(exported.bytes)} MB file`,
     );
   } finally {
     await bench.close();
