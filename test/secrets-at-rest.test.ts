@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
 import { SecretBox } from '../src/lib/secrets.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
+import { seedCall } from './support/call-seed.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
 import {
   startTestPlatform,
@@ -441,6 +442,20 @@ beforeAll(async () => {
   callSids.push('CA-visible-session');
 });
 
+/** A call of the first assistant with a transcript (the call, transcript, search and export GETs). */
+const callIds: number[] = [];
+beforeAll(async () => {
+  const call = await seedCall(t.database, admin.organizationId, {
+    assistantId: assistantIds[0],
+    callMeta: { variables: { name: 'visible' } },
+    transcript: [
+      ['assistant', 'Hello, visible caller.'],
+      ['user', 'Just checking.'],
+    ],
+  });
+  callIds.push(call.id);
+});
+
 /** A campaign of the first assistant, with templates (its GET answers must not reveal a secret either). */
 const campaignIds: number[] = [];
 beforeAll(async () => {
@@ -485,8 +500,14 @@ describe('every GET operation of the OpenAPI document', () => {
       graph_id: graphIds.map(String),
       call_sid: callSids,
       campaign_id: campaignIds.map(String),
+      call_id: callIds.map(String),
     };
-    const queryValues: Record<string, string> = { token: emailToken, page: '1', per_page: '50' };
+    const queryValues: Record<string, string> = {
+      token: emailToken,
+      page: '1',
+      per_page: '50',
+      q: 'visible',
+    };
     let urls = [operation.path];
     for (const name of operation.path.match(/\{[^}]+\}/g) ?? []) {
       const values = pathValues[name.slice(1, -1)];
