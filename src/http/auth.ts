@@ -5,6 +5,7 @@
  * credentials (401) → way in, CSRF, verified user, role, API key area (403) → key rate limit (429).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RateWindowDecision } from '../db/rate-windows.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
 import { type Access, levelAllows, type Principal } from './access.js';
 import { AppError, forbidden, unauthorized } from './errors.js';
@@ -12,12 +13,8 @@ import { AppError, forbidden, unauthorized } from './errors.js';
 export const SESSION_COOKIE = 'sb_session';
 export const CSRF_HEADER = 'x-csrf-token';
 
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  retryAfterSeconds: number;
-}
+/** What a rate limit decided for one request (the shared fixed-window counter of db/rate-windows.ts). */
+export type RateDecision = RateWindowDecision;
 
 /** Implemented by the identity domain; the HTTP layer only asks it questions. */
 export interface Authenticator {

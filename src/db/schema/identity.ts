@@ -152,9 +152,6 @@ export const apiKeys = pgTable(
     isActive: boolean('is_active').notNull().default(true),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     usageCount: integer('usage_count').notNull().default(0),
-    /** Fixed one-minute window for `rate_limit`, counted atomically in the row. */
-    rateWindowStart: timestamp('rate_window_start', { withTimezone: true }),
-    rateWindowCount: integer('rate_window_count').notNull().default(0),
     ...timestamps,
   },
   (t) => [index('api_keys_owner_idx').on(t.organizationId, t.userId)],

@@ -1,8 +1,11 @@
-/** Fixed-window request counters shared by every process of a cluster (e.g. the serverless listing's 10 per minute). */
+/**
+ * Fixed-window request counters shared by every process of a cluster: each API key's `rate_limit`
+ * (`api_key:<id>`) and the serverless listing's 10 a minute per organization (db/rate-windows.ts).
+ */
 import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 export const rateLimitWindows = pgTable('rate_limit_windows', {
-  /** What is counted, e.g. `serverless.list:<organization id>`. */
+  /** What is counted: `api_key:<key id>`, `serverless.list:<organization id>`. */
   bucket: text('bucket').primaryKey(),
   windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
   count: integer('count').notNull().default(0),

@@ -98,23 +98,6 @@ export async function loadKeyPrincipal(
   return row;
 }
 
-/**
- * Counts one request in the key's current one-minute window, atomically in its row (correct across
- * the processes of a cluster). Returns the count including this request.
- */
-export async function countInRateWindow(ex: Executor, keyId: number, windowStart: Date): Promise<number> {
-  const rows = await ex
-    .update(apiKeys)
-    .set({
-      rateWindowCount: sql`case when ${apiKeys.rateWindowStart} = ${windowStart.toISOString()}::timestamptz
-        then ${apiKeys.rateWindowCount} + 1 else 1 end`,
-      rateWindowStart: sql`${windowStart.toISOString()}::timestamptz`,
-    })
-    .where(eq(apiKeys.id, keyId))
-    .returning({ count: apiKeys.rateWindowCount });
-  return rows[0]?.count ?? 0;
-}
-
 /** Adds batched usage: `uses` requests per key, the latest at `lastUsedAt`. */
 export async function addUsage(
   ex: Executor,

@@ -13,7 +13,7 @@ import { ProviderError } from '../../providers/errors.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { csvChunks, type ExportFormat, jsonChunks } from './export.js';
 import { searchCalls } from './search.js';
-import { MIN_NUMBER_DIGITS, readSearchQuery } from './search-terms.js';
+import { MIN_QUERY_LENGTH, readSearchQuery } from './search-terms.js';
 import * as store from './store.js';
 import { appendTranscriptSegments, type NewTranscriptSegment, transcriptOf } from './transcripts.js';
 
@@ -78,7 +78,7 @@ export class CallRecords {
 
   /** The organization's calls best matching `q` (at least 3 characters besides spaces). */
   async search(principal: Principal, q: string, limit: number): Promise<store.CallRow[]> {
-    if (q.trim().length < MIN_NUMBER_DIGITS)
+    if (q.trim().length < MIN_QUERY_LENGTH)
       throw invalidField(['query', 'q'], 'String should have at least 3 characters', 'string_too_short');
     const matches = await searchCalls(this.deps.db, principal.tenant, readSearchQuery(q), limit);
     const rows = await store.callsByIds(

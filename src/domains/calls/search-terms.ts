@@ -6,6 +6,8 @@
  * answers without scanning (`'5552:*'`).
  */
 
+/** Fewest characters (besides spaces) a search query may have (platform-api.md Limits). */
+export const MIN_QUERY_LENGTH = 3;
 /** Fewest digits a partial phone number may have (decisions §6). */
 export const MIN_NUMBER_DIGITS = 3;
 

@@ -3,11 +3,12 @@
  * short-lived caches that `IdentityChanges` empties the moment a user's rights change.
  */
 import type { Db } from '../../db/client.js';
+import { takeRateWindow } from '../../db/rate-windows.js';
 import { Tenant } from '../../db/tenant.js';
 import type { Principal, Via } from '../../http/access.js';
 import type { Authenticator, RateDecision } from '../../http/auth.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
-import { countInRateWindow, loadKeyPrincipal } from '../api-keys/store.js';
+import { loadKeyPrincipal } from '../api-keys/store.js';
 import type { ApiKeyUsage } from '../api-keys/usage.js';
 import type { AccessTokens } from './access-tokens.js';
 import { type IdentityChanges, PrincipalCache } from './principal-cache.js';
@@ -111,16 +112,9 @@ export class IdentityAuthenticator implements Authenticator {
     return session;
   }
 
-  async takeRateLimit(apiKeyId: number, limit: number): Promise<RateDecision> {
-    const now = Date.now();
-    const windowStart = Math.floor(now / 60_000) * 60_000;
-    const count = await countInRateWindow(this.db, apiKeyId, new Date(windowStart));
-    return {
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      retryAfterSeconds: Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000)),
-    };
+  /** An API key's `rate_limit` is requests per minute, counted like every other fixed window. */
+  takeRateLimit(apiKeyId: number, limit: number): Promise<RateDecision> {
+    return takeRateWindow(this.db, `api_key:${apiKeyId}`, limit, 60_000);
   }
 
   recordApiKeyUse(apiKeyId: number): void {
