@@ -870,6 +870,58 @@ describe('GET /api/v1/campaigns/{id}/contacts', () => {
   });
 });
 
+describe('NUL characters (U+0000) in an import', () => {
+  // PostgreSQL cannot store NUL in text: the whole file is refused, naming where, and nothing is imported.
+  it('in a CSV cell: 422 naming the row and column, no row imported', async () => {
+    const id = await newCampaign();
+    const csv = 'phone,name\n4155550130,Ada\n4155550131,Gr\u0000ace\n';
+    const response = await importFile(id, { content: csv });
+    expect(response.statusCode, response.body).toBe(422);
+    expect(response.json().detail).toEqual([
+      {
+        loc: ['body', 'file', 2, 'name'],
+        msg: 'The text holds a NUL character (U+0000)',
+        type: 'string_nul',
+      },
+    ]);
+    expect(await contactsOf(id)).toEqual([]);
+  });
+
+  it('in a CSV header: 422 naming row 0', async () => {
+    const id = await newCampaign();
+    const response = await importFile(id, { content: 'phone,na\u0000me\n4155550130,Ada\n' });
+    expect(response.statusCode, response.body).toBe(422);
+    expect(response.json().detail[0].loc).toEqual(['body', 'file', 0, 2]);
+  });
+
+  it('in a JSON element, key or value: 422 naming the element', async () => {
+    const id = await newCampaign();
+    for (const [element, loc] of [
+      [{ phone: '4155550130', name: 'A\u0000da' }, ['body', 'file', 2, 'name']],
+      [{ phone: '4155550130', 'x\u0000': 'y' }, ['body', 'file', 2, 'x\u0000']],
+      [
+        { phone: '4155550130', custom_fields: { tier: ['\u0000'] } },
+        ['body', 'file', 2, 'custom_fields', 'tier', 0],
+      ],
+    ] as const) {
+      const content = JSON.stringify([{ phone: '4155550199' }, element]);
+      const response = await importFile(id, { content, filename: 'contacts.json', type: 'application/json' });
+      expect(response.statusCode, response.body).toBe(422);
+      expect(response.json().detail.map((issue: { loc: unknown }) => issue.loc)).toEqual([loc]);
+    }
+    expect(await contactsOf(id)).toEqual([]);
+  });
+
+  it('in a multipart text field: 422 naming the field', async () => {
+    const id = await newCampaign();
+    const response = await importFile(id, { content: 'phone\n4155550130\n' }, { default_region: 'U\u0000S' });
+    expect(response.statusCode, response.body).toBe(422);
+    expect(response.json().detail).toEqual([
+      { loc: ['body', 'default_region'], msg: 'The text holds a NUL character (U+0000)', type: 'string_nul' },
+    ]);
+  });
+});
+
 describe('security', () => {
   const routes = (id: number) => [
     () => add(id, { contacts: [{ phone_number: '+14155550800' }] }, {}),

@@ -374,6 +374,12 @@ describe('bad schedules answer 400', () => {
       'datetime_future',
     ],
     [
+      'a time in the year 10000 (UTC)',
+      () => ({ schedule_type: 'scheduled', scheduled_at: '9999-12-31T23:59:59-14:00' }),
+      ['body', 'scheduled_at'],
+      'datetime_too_late',
+    ],
+    [
       'a time that is no date',
       () => ({ schedule_type: 'scheduled', scheduled_at: 'next week' }),
       ['body', 'scheduled_at'],

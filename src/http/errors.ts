@@ -4,6 +4,7 @@
  * into `{detail}` (a string, or FastAPI's list for validation failures) with no stack, SQL or secret.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDataException } from '../db/errors.js';
 
 export class AppError extends Error {
   constructor(
@@ -95,6 +96,8 @@ function issueType(issue: AjvIssue): string {
       return 'extra_forbidden';
     case 'format':
       return `value_error.${String(issue.params.format)}`;
+    case 'decimalText':
+      return issue.params.type === 'integer' ? 'int_parsing' : 'float_parsing';
     default:
       return 'value_error';
   }
@@ -212,6 +215,19 @@ export function errorAnswer(
   if (status && status >= 400 && status < 500) {
     // Another client error raised by Fastify or a plugin: its status stands, its text is generic.
     return answer(status, 'Bad request');
+  }
+  if (isDataException(error)) {
+    // Validation should have refused the value (see http/validation.ts); the class of bug is still
+    // the client's value, not a fault, and the log line says which statement needs a bound.
+    request.log.warn({ err: error }, 'the database refused a value of the request');
+    const where = request.body === undefined || request.body === null ? 'query' : 'body';
+    return answer(validationStatus, [
+      {
+        loc: [where],
+        msg: 'A value is out of range or malformed for what it is stored in',
+        type: 'value_error',
+      },
+    ]);
   }
   request.log.error({ err: error }, 'unhandled error');
   return answer(500, 'Internal server error');

@@ -1,8 +1,11 @@
 /**
  * Logger options: structured JSON, with credentials redacted wherever they could appear — headers,
- * known secret fields, and token-bearing query parameters in URLs.
+ * known secret fields, token-bearing query parameters in URLs — and database errors reduced to their
+ * SQLSTATE and the places they name (`serializeError`), never the values of the statement.
  */
 import type { FastifyServerOptions } from 'fastify';
+import { type SerializedError, stdSerializers } from 'pino';
+import { withoutValues } from '../db/errors.js';
 
 const SECRET_FIELDS = [
   'password',
@@ -71,11 +74,30 @@ export function redactUrl(url: string, params?: Record<string, unknown>): string
   return redacted;
 }
 
+/**
+ * The `err` of a log line. A database error — pg's, PGlite's, or Drizzle's wrapper, whose message is
+ * the failed statement followed by every parameter — is logged as its facts and the call stack
+ * only; any other error as pino logs it.
+ */
+export function serializeError(error: Error): SerializedError {
+  const safe = withoutValues(error);
+  if (!safe) return stdSerializers.err(error);
+  // (pino's type wants the original error under `raw`, which its own serializer hides; this one
+  // must not carry it at all, or it would be written out.)
+  return {
+    type: 'DatabaseError',
+    ...safe.facts,
+    message: safe.message,
+    stack: safe.frames,
+  } as SerializedError;
+}
+
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
     serializers: {
+      err: serializeError,
       req(request: { method: string; url: string; id: string; ip?: string; params?: unknown }) {
         const params = request.params as Record<string, unknown> | undefined;
         return {

@@ -7,6 +7,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import type { Database, Tx } from '../db/client.js';
+import { withoutValues } from '../db/errors.js';
 import { type JobName, type JobPayloads, jobPolicies } from './jobs.js';
 
 export interface JobLogger {
@@ -174,6 +175,8 @@ export class JobQueue {
           this.#running += 1;
           try {
             for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
+          } catch (error) {
+            throw storableFailure(error);
           } finally {
             this.#running -= 1;
             // pg-boss waits a whole polling interval after every fetch, even one that found work;
@@ -239,4 +242,16 @@ export class JobQueue {
       if (this.#running > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
+}
+
+/**
+ * pg-boss keeps a failed job's error (message and stack) in the job's row, where operators read it:
+ * a database error goes there as its facts only, like in the logs, never with the statement's values.
+ */
+function storableFailure(error: unknown): unknown {
+  const safe = withoutValues(error);
+  if (!safe) return error;
+  const failure = new Error(safe.message);
+  failure.stack = `${failure.message}\n${safe.frames}`;
+  return failure;
 }

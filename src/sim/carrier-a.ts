@@ -300,14 +300,20 @@ export class CarrierASimulator extends CarrierSimulatorBase {
       Direction: 'outbound-api',
     };
     const final = ['completed', 'busy', 'no-answer', 'failed', 'canceled'];
+    // The call happens at once, but its stamps say what a real one would: set up and answered the
+    // outcome's duration before it ended.
+    const answeredAt = new Date(
+      Date.now() - (call.outcome.status === 'completed' ? call.outcome.durationSeconds * 1000 : 0),
+    );
     const report = async (status: string, extra: Record<string, string> = {}) => {
       call.status = status;
       if (final.includes(status)) call.endedAt = new Date();
+      const stamp = final.includes(status) ? new Date() : answeredAt;
       if (callback)
         await this.#signedPost(callback, sid, {
           ...base,
           CallStatus: status,
-          Timestamp: new Date().toUTCString(),
+          Timestamp: stamp.toUTCString(),
           ...extra,
         });
     };

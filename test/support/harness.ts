@@ -116,6 +116,10 @@ export async function startTestPlatform(
       await platform.stop();
       await drop();
       rmSync(dataDir, { recursive: true, force: true });
+      // Every test file is also a check that no log line held a failed statement's values
+      // (database errors are logged as their facts: http/logging.ts).
+      const leaked = logs.filter((line) => /Failed query|"params":|"detail":"Key \(/.test(line));
+      if (leaked.length > 0) throw new Error(`Log lines hold statement values:\n${leaked.join('\n')}`);
     },
   };
 }

@@ -340,10 +340,10 @@ export class CallService {
         ...(event.answeredBy ? { callMeta: { ...call.callMeta, answered_by: event.answeredBy } } : {}),
         ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
         ...(final ? { endedAt: at, duration, cost } : {}),
-        // A lost "answered" webhook: the start follows from the end and the duration.
-        ...(final && !call.startedAt && duration
-          ? { startedAt: new Date(at.getTime() - duration * 1000) }
-          : {}),
+        // The carrier's duration is what is billed, and its final stamp ends the call: the start is
+        // the one that makes the record agree with both (an "answered" stamp may be lost, late, or
+        // stamped with the end's second).
+        ...(final && duration ? { startedAt: new Date(at.getTime() - duration * 1000) } : {}),
       });
       await store.insertCallEvent(tx, tenant, callId, `call.${event.status}`, {
         call_sid: event.callSid,

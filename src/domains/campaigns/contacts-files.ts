@@ -8,6 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { invalidField, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
+import { nulIssues } from '../../http/nul.js';
 import { CsvSyntaxError, readCsv, sniffDelimiter } from '../../lib/csv.js';
 import { JsonArraySyntaxError, JsonElementError, readJsonArray } from '../../lib/json-array.js';
 
@@ -260,8 +261,11 @@ async function* csvRows(
   let targets: Target[] | undefined;
   let row = 0;
   try {
+    let header: string[] = [];
     for await (const record of readCsv(createReadStream(file), { delimiter })) {
+      refuseNul(record, (cell) => ['body', 'file', targets ? row + 1 : 0, header[cell]?.trim() || cell + 1]);
       if (!targets) {
+        header = record;
         targets = planColumns(record, mappings);
         continue;
       }
@@ -279,6 +283,15 @@ async function* csvRows(
     throw error;
   }
   if (!targets) throw fileProblem('The file is empty: the first line must name the columns');
+}
+
+/**
+ * A NUL character cannot be stored (see http/nul.ts): a cell holding one makes the file unreadable,
+ * so nothing is imported and the answer names the row (0 for the header) and the column.
+ */
+function refuseNul(record: string[], locOf: (cell: number) => Array<string | number>): void {
+  const cell = record.findIndex((value) => value.includes('\u0000'));
+  if (cell >= 0) throw new ValidationFailed(nulIssues(record[cell], locOf(cell)));
 }
 
 /** Targets of the header's columns; 422 when no column holds phone numbers or a mapping names no column. */
@@ -320,6 +333,8 @@ async function* jsonRows(file: string, mappings: Map<string, Target>): AsyncGene
         yield { row, error: 'Each element must be an object ({"phone_number": …})' };
         continue;
       }
+      const nul = nulIssues(element, ['body', 'file', row]);
+      if (nul.length > 0) throw new ValidationFailed(nul);
       const raw: RawContact = { custom: [] };
       const columns = plan.columns();
       let position = 0;

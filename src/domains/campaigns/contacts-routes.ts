@@ -5,6 +5,7 @@
  * (at most CONTACT_IMPORT_MAX_BYTES, else 413) with its form fields in any order, then the service
  * reads that file as a stream.
  */
+
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { AppError, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
+import { nulIssues } from '../../http/nul.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
 import { IdParam, iso, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -278,7 +280,10 @@ async function receiveForm(
       } else if (part.valueTruncated) {
         issues.push({ loc: ['body', part.fieldname], msg: 'The value is too long', type: 'string_too_long' });
       } else {
-        fields[part.fieldname] = String(part.value);
+        const value = String(part.value);
+        const nul = nulIssues(value, ['body', part.fieldname]);
+        if (nul.length > 0) issues.push(...nul);
+        else fields[part.fieldname] = value;
       }
     }
   } catch (error) {

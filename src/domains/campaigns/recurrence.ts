@@ -10,6 +10,7 @@
  */
 import { DateTime, IANAZone } from 'luxon';
 import type { ValidationIssue } from '../../http/errors.js';
+import { isStorableInstant } from '../../lib/time.js';
 
 export const SCHEDULE_TYPES = ['immediate', 'scheduled', 'recurring'] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
@@ -185,6 +186,10 @@ function parseInstant(
     return undefined;
   }
   const instant = parsed.toJSDate();
+  if (!isStorableInstant(instant)) {
+    issue('scheduled_at must be before the year 10000 (UTC)', 'datetime_too_late');
+    return undefined;
+  }
   if (instant.getTime() <= now.getTime()) {
     issue('scheduled_at must be in the future', 'datetime_future');
     return undefined;

@@ -1,0 +1,70 @@
+/**
+ * No text holding U+0000 reaches a handler. PostgreSQL cannot store NUL in `text` or `jsonb`
+ * (SQLSTATE 22021 / 22P05), so a NUL anywhere in a request would otherwise fail its statement as a
+ * 500 — login and register included. One hook, before validation, looks at every part of every
+ * request: path and query parameters, a JSON body (object keys too), a form body, and a raw text
+ * body (carrier callbacks, read as text for their signatures, are forms or JSON); the multipart
+ * reader and the contact-file reader apply `nulIssues` to their own fields and cells.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ValidationFailed, type ValidationIssue } from './errors.js';
+
+const NUL = '\u0000';
+export const NUL_MESSAGE = 'The text holds a NUL character (U+0000)';
+
+function issue(loc: Array<string | number>): ValidationIssue {
+  return { loc, msg: NUL_MESSAGE, type: 'string_nul' };
+}
+
+/** An issue at the place of every string (or object key) in `value` that holds NUL. */
+export function nulIssues(
+  value: unknown,
+  loc: Array<string | number>,
+  found: ValidationIssue[] = [],
+): ValidationIssue[] {
+  if (typeof value === 'string') {
+    if (value.includes(NUL)) found.push(issue(loc));
+  } else if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) nulIssues(item, [...loc, index], found);
+  } else if (typeof value === 'object' && value !== null && !Buffer.isBuffer(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes(NUL)) found.push(issue([...loc, key]));
+      else nulIssues(item, [...loc, key], found);
+    }
+  }
+  return found;
+}
+
+/** A text body: the fields of a form, the values of JSON, or the text itself. */
+function textBodyIssues(request: FastifyRequest, text: string): ValidationIssue[] {
+  const type = String(request.headers['content-type'] ?? '').toLowerCase();
+  if (type.startsWith('application/x-www-form-urlencoded')) {
+    const found: ValidationIssue[] = [];
+    for (const [name, value] of new URLSearchParams(text)) {
+      if (name.includes(NUL)) found.push(issue(['body', name]));
+      else if (value.includes(NUL)) found.push(issue(['body', name]));
+    }
+    return found;
+  }
+  if (type.includes('json')) {
+    try {
+      return nulIssues(JSON.parse(text), ['body']);
+    } catch {
+      // Not JSON after all: its reader refuses it; the text itself is still looked at below.
+    }
+  }
+  return text.includes(NUL) ? [issue(['body'])] : [];
+}
+
+export function installNulGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    const found = [
+      ...nulIssues(request.params, ['path']),
+      ...nulIssues(request.query, ['query']),
+      ...(typeof request.body === 'string'
+        ? textBodyIssues(request, request.body)
+        : nulIssues(request.body, ['body'])),
+    ];
+    if (found.length > 0) throw new ValidationFailed(found);
+  });
+}
