@@ -4,12 +4,15 @@
  * bound to the fields that say where it is sent (provider, base URL, domain). Changing one of them
  * while the secret is sent back masked, or not sent at all, answers 422 at the secret's field and
  * keeps what is stored; sending the secret itself with the new endpoint works. The same table runs
- * for every role that may change the resource. Then: who may change organization-level keys at all
- * (admins only). The tests share one platform; each case creates the organization it needs.
+ * for every role that may change the resource. Then the organization's own keys: never paired with an
+ * address an assistant names. Who may change organization-level keys at all:
+ * organization-key-roles.test.ts. The tests share one platform; each case creates the organization
+ * it needs.
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistants } from '../src/db/schema/index.js';
+import { Tenant } from '../src/db/tenant.js';
 import { SECRET_PATHS } from '../src/domains/assistants/schemas.js';
 import { openPaths } from '../src/lib/secret-paths.js';
 import { SecretBox } from '../src/lib/secrets.js';
@@ -363,90 +366,50 @@ describe('a stored secret does not follow a changed provider or address', () => 
   });
 });
 
-describe('only an admin changes organization-level keys', () => {
-  /** Every route that writes an organization-level key, given the ids an admin created. */
-  function writes(ids: { preset: number; fallback: number }) {
-    const presetUrl = `${PRESETS}/${ids.preset}`;
-    const fallbackUrl = `/api/v1/organization/fallback-keys/llm_a/${ids.fallback}`;
-    return [
-      ['PUT', '/api/v1/organization', { api_keys: { llm_a: { api_key: secret('org') } } }],
-      ['POST', '/api/v1/organization/fallback-keys/llm_a', { name: secret('name'), api_key: secret('fb') }],
-      ['PUT', fallbackUrl, { api_key: secret('fb') }],
-      ['DELETE', fallbackUrl, undefined],
-      ['POST', PRESETS, { name: secret('name'), provider: 'llm_a', model: 'm', api_key: secret('p') }],
-      ['PUT', presetUrl, { api_key: secret('p') }],
-      ['DELETE', presetUrl, undefined],
-    ] as const;
-  }
-
-  async function organizationWithKeys() {
+describe("the organization's keys never go to an address an assistant names", () => {
+  it('an assistant with its own base_url and no key of its own gets no organization or fallback key', async () => {
     const admin = await f.user();
-    const preset = await expectCreated(
-      await call('POST', PRESETS, admin.headers, {
-        name: 'p',
-        provider: 'llm_a',
-        model: 'm',
-        api_key: secret('p'),
-      }),
-    );
-    const fallback = await expectCreated(
-      await call('POST', '/api/v1/organization/fallback-keys/llm_a', admin.headers, {
-        name: 'f',
-        api_key: secret('f'),
-      }),
-    );
-    return { admin, ids: { preset: preset.id as number, fallback: fallback.id as number } };
-  }
-
-  /** What the organization's keys look like to its admin (masked), to see that nothing changed. */
-  async function keysOf(admin: TestUser) {
-    const [organization, presets, fallbacks] = await Promise.all([
-      call('GET', '/api/v1/organization', admin.headers),
-      call('GET', PRESETS, admin.headers),
-      call('GET', '/api/v1/organization/fallback-keys/llm_a', admin.headers),
-    ]);
-    return { api_keys: organization.json().api_keys, presets: presets.json(), fallbacks: fallbacks.json() };
-  }
-
-  it('a member who is not admin gets 403 on every such route, by token and by API key, and nothing changes', async () => {
-    const { admin, ids } = await organizationWithKeys();
     const member = await f.member(admin.organizationId, 'user');
-    const memberKey = await f.apiKey(member, { permissions: { organization: 'read_write' } });
-    const before = await keysOf(admin);
-    for (const who of [member, memberKey]) {
-      for (const [method, url, payload] of writes(ids)) {
-        const response = await call(method, url, who.headers, payload);
-        expect(response.statusCode, `${method} ${url}: ${response.body}`).toBe(403);
-        expect(response.json().detail).toMatch(/admin/i);
-      }
-    }
-    expect(await keysOf(admin)).toEqual(before);
-    // Reading stays open to members: the keys masked.
-    expect((await call('GET', PRESETS, member.headers)).statusCode).toBe(200);
-    expect((await call('GET', '/api/v1/organization/fallback-keys/llm_a', member.headers)).statusCode).toBe(
-      200,
+    const organizationKey = secret('org');
+    const fallbackKey = secret('fallback');
+    await expectCreated(
+      await call('PUT', '/api/v1/organization', admin.headers, {
+        api_keys: { llm_a: { api_key: organizationKey } },
+      }),
     );
-  });
+    await expectCreated(
+      await call('POST', '/api/v1/organization/fallback-keys/llm_a', admin.headers, {
+        name: 'spare',
+        api_key: fallbackKey,
+      }),
+    );
+    const resolve = (url: string) =>
+      t.platform.services.configResolver.resolve(new Tenant(admin.organizationId), {
+        assistantId: Number(url.split('/').pop()),
+      });
 
-  it("an admin's API key that may only read the organization gets 403 on every such route", async () => {
-    const { admin, ids } = await organizationWithKeys();
-    const viewer = await f.apiKey(admin, { permissions: { organization: 'read' } });
-    const before = await keysOf(admin);
-    for (const [method, url, payload] of writes(ids)) {
-      const response = await call(method, url, viewer.headers, payload);
-      expect(response.statusCode, `${method} ${url}: ${response.body}`).toBe(403);
-    }
-    expect(await keysOf(admin)).toEqual(before);
-  });
+    // At the vendor's address the organization's key is used, the fallback key behind it.
+    const plain = await storeAssistant(member, { llm_provider: 'llm_a' });
+    expect((await resolve(plain))?.llm).toMatchObject({
+      key: { apiKey: organizationKey, source: 'organization' },
+      backups: [{ apiKey: fallbackKey, source: 'fallback' }],
+    });
 
-  it('an admin may, by token and by an API key with organization read_write', async () => {
-    for (const useKey of [false, true]) {
-      const { admin, ids } = await organizationWithKeys();
-      const who = useKey ? await f.apiKey(admin, { permissions: { organization: 'read_write' } }) : admin;
-      for (const [method, url, payload] of writes(ids)) {
-        const response = await call(method, url, who.headers, payload);
-        expect([200, 201, 204], `${method} ${url}: ${response.body}`).toContain(response.statusCode);
-      }
-    }
+    // A member points the assistant elsewhere, sending no key: none of the organization's goes there.
+    const moved = await call('PUT', plain, member.headers, { custom_llm_url: NEW_URL });
+    expect(moved.statusCode, moved.body).toBe(200);
+    const config = await resolve(plain);
+    expect(config?.llm).toMatchObject({ provider: 'llm_a', key: null, backups: [], baseUrl: NEW_URL });
+    expect(JSON.stringify(config)).not.toContain(organizationKey);
+    expect(JSON.stringify(config)).not.toContain(fallbackKey);
+    expect(config?.missing.join('\n')).toMatch(/needs the assistant's own key/);
+
+    // With a key of its own, that key goes there.
+    const own = secret('own');
+    await call('PUT', plain, member.headers, { llm_a_api_key: own, custom_llm_url: NEW_URL });
+    expect((await resolve(plain))?.llm).toMatchObject({
+      key: { apiKey: own, source: 'assistant' },
+      backups: [],
+    });
   });
 });
