@@ -177,10 +177,14 @@ describe('POST /api/v1/organization/fallback-keys/{provider}', () => {
     expect(otherOrganization.statusCode, otherOrganization.body).toBe(201);
   });
 
-  it('lets a member who is not admin add keys', async () => {
+  it('lets only an admin add keys: a member who is not admin gets 403 and nothing is added', async () => {
     const admin = await f.user();
     const member = await f.member(admin.organizationId, 'user');
-    const created = await createKey(member, 'llm_c');
+    const refused = await create(member.headers, 'llm_c', { name: 'by a member', api_key: secret() });
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect((await list(admin.headers, 'llm_c')).json()).toEqual([]);
+    const secondAdmin = await f.member(admin.organizationId, 'admin');
+    const created = await createKey(secondAdmin, 'llm_c');
     expect(await keyIn(admin, 'llm_c', created.id)).toBeDefined();
   });
 
@@ -255,8 +259,9 @@ describe('GET /api/v1/organization/fallback-keys/{provider}', () => {
   it("lists the provider's keys in creation order: metadata only", async () => {
     const admin = await f.user();
     const member = await f.member(admin.organizationId, 'user');
+    const secondAdmin = await f.member(admin.organizationId, 'admin');
     const first = await createKey(admin, 'llm_d', { name: 'first', concurrent_limit: 3 });
-    const second = await createKey(member, 'llm_d', { name: 'second', enabled: false });
+    const second = await createKey(secondAdmin, 'llm_d', { name: 'second', enabled: false });
     const elsewhere = await createKey(admin, 'llm_e', { name: 'first' });
 
     for (const viewer of [admin, member]) {

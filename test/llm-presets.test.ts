@@ -189,10 +189,14 @@ describe('POST /api/v1/organization/llm-presets', () => {
     expect(reused.statusCode, reused.body).toBe(201);
   });
 
-  it('lets a member who is not admin create presets', async () => {
+  it('lets only an admin create presets: a member who is not admin gets 403 and nothing is created', async () => {
     const admin = await f.user();
     const member = await f.member(admin.organizationId, 'user');
-    const preset = await createPreset(member, { name: 'by a member' });
+    const refused = await create(member.headers, { name: 'by a member', provider: 'llm_a', model: 'm' });
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect((await list(admin.headers)).json()).toEqual([]);
+    const secondAdmin = await f.member(admin.organizationId, 'admin');
+    const preset = await createPreset(secondAdmin, { name: 'by an admin' });
     expect(preset.organization_id).toBe(admin.organizationId);
     expect(await presetIn(admin, preset.id)).toBeDefined();
   });
@@ -318,9 +322,10 @@ describe('GET /api/v1/organization/llm-presets', () => {
   it("lists the organization's presets in creation order, every key masked", async () => {
     const admin = await f.user();
     const member = await f.member(admin.organizationId, 'user');
+    const secondAdmin = await f.member(admin.organizationId, 'admin');
     const keys = [secret('one'), secret('two')];
     const first = await createPreset(admin, { name: 'one', api_key: keys[0] });
-    const second = await createPreset(member, { name: 'two', api_key: keys[1], provider: 'llm_d' });
+    const second = await createPreset(secondAdmin, { name: 'two', api_key: keys[1], provider: 'llm_d' });
     const third = await createPreset(admin, { name: 'three' });
 
     for (const viewer of [admin, member]) {
@@ -669,7 +674,7 @@ describe('security', () => {
     const response = await apply(memberKey.headers, preset.id);
     expect(response.statusCode, response.body).toBe(403);
     expect(response.body).not.toContain(key);
-    // The same key may do what members may.
+    // The same key may do what members may: read the presets.
     expect((await list(memberKey.headers)).statusCode).toBe(200);
   });
 

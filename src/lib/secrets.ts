@@ -44,6 +44,14 @@ export class SecretBox {
   }
 }
 
+/**
+ * A secret sent back exactly as an answer showed it (`****1234`, or `****` when it is short): it
+ * stands for the stored one. Whether it may is `restoreMasked`'s decision (`secret-paths.ts`).
+ */
+export function isMasked(value: string): boolean {
+  return value.startsWith('****');
+}
+
 /** How a stored secret is shown: `****` and its last four characters (all stars when it is short). */
 export function maskSecret(plain: string | null | undefined): string | null {
   if (plain === null || plain === undefined || plain === '') return null;

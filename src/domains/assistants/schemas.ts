@@ -6,6 +6,7 @@
 import { type TProperties, type TSchema, Type } from 'typebox';
 import { Nullable, OpenObject } from '../../http/schemas.js';
 import { LLM_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
+import type { SecretField } from '../../lib/secret-paths.js';
 
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const Text = (maxLength: number) => Type.String({ maxLength });
@@ -307,16 +308,27 @@ export const CONFIG_FIELDS = FIELDS.map(([field]) => field).filter(
   (f) => !['description', 'is_active', 'llm_provider'].includes(f),
 );
 
-/** Where secrets sit inside the stored configuration (sealed there, masked in answers). */
-export const SECRET_PATHS = [
-  'llm_provider_config.api_key',
-  'llm_fallback_providers.fallbacks[].api_key',
-  'carrier_a_config.auth_token',
-  'carrier_b_config.api_key',
-  'stt_settings.api_key',
-  'tts_settings.api_key',
-  'tts_settings.provider_config.*',
-] as const;
+/**
+ * Where secrets sit inside the stored configuration (sealed there, masked in answers), and the fields
+ * that say where each is sent: a masked value keeps a stored secret only while those stay (see
+ * `restoreMasked`). `llm_provider` is the assistant's column, outside the configuration. Speech to
+ * text has one vendor and the carriers one address each (operator settings), so those secrets have
+ * nothing in the configuration that could send them elsewhere.
+ */
+export const SECRETS: readonly SecretField[] = [
+  { path: 'llm_provider_config.api_key', boundTo: ['llm_provider', 'llm_provider_config.base_url'] },
+  {
+    path: 'llm_fallback_providers.fallbacks[].api_key',
+    boundTo: ['llm_fallback_providers.fallbacks[].provider', 'llm_fallback_providers.fallbacks[].base_url'],
+  },
+  { path: 'carrier_a_config.auth_token' },
+  { path: 'carrier_b_config.api_key' },
+  { path: 'stt_settings.api_key' },
+  { path: 'tts_settings.api_key', boundTo: ['tts_settings.provider'] },
+  { path: 'tts_settings.provider_config.*', boundTo: ['tts_settings.provider'] },
+];
+
+export const SECRET_PATHS = SECRETS.map((secret) => secret.path);
 
 export const AssistantOut = Type.Object(
   {

@@ -6,14 +6,27 @@ import { Ajv } from 'ajv';
 import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
-import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
+import {
+  conflict,
+  invalidField,
+  notFound,
+  ValidationFailed,
+  type ValidationIssue,
+} from '../../http/errors.js';
 import { toE164 } from '../../lib/phone.js';
-import { maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
+import { maskOpenedPaths, maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { unfinishedCampaignsOfAssistant } from '../campaigns/store.js';
 import { graphsUsingAssistant } from '../graphs/store.js';
 import { numbersOfAssistant } from '../phone-numbers/store.js';
-import { CONFIG_FIELDS, SECRET_PATHS, TTS_A_DEFAULTS, takesKeyterms, takesKeywords } from './schemas.js';
+import {
+  CONFIG_FIELDS,
+  SECRET_PATHS,
+  SECRETS,
+  TTS_A_DEFAULTS,
+  takesKeyterms,
+  takesKeywords,
+} from './schemas.js';
 import * as store from './store.js';
 
 type Json = Record<string, unknown>;
@@ -45,7 +58,11 @@ export class AssistantService {
   constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
 
   async create(principal: Principal, body: Json): Promise<AssistantView> {
-    const config = this.#prepare(body, {}, (body.llm_provider as string | null) ?? 'llm_a');
+    const config = this.#prepare(
+      body,
+      { config: {}, llmProvider: null },
+      (body.llm_provider as string | null) ?? 'llm_a',
+    );
     const row = await store.insertAssistant(this.deps.db, principal.tenant, {
       userId: principal.user.id,
       name: String(body.name).trim(),
@@ -80,7 +97,7 @@ export class AssistantService {
           body.llm_provider === undefined || body.llm_provider === null
             ? current.llmProvider
             : String(body.llm_provider);
-        const config = this.#prepare(body, stored, provider);
+        const config = this.#prepare(body, { config: stored, llmProvider: current.llmProvider }, provider);
         const row = await store.updateAssistant(tx, principal.tenant, id, {
           ...(body.name !== undefined ? { name: String(body.name).trim() } : {}),
           ...(body.description !== undefined ? { description: body.description as string | null } : {}),
@@ -142,15 +159,19 @@ export class AssistantService {
   }
 
   /**
-   * The full configuration to store: `stored` (opened) with the body's fields over it, flat secret
-   * fields folded in, masked secrets restored, tts_a's extras defaulted; then every rule checked.
+   * The full configuration to store: the stored one (opened) with the body's fields over it, flat
+   * secret fields folded in, masked secrets restored, tts_a's extras defaulted; then every rule
+   * checked. What the body leaves out starts masked, so that every stored secret the result keeps —
+   * sent back masked or not sent at all — is kept by `restoreMasked`, which refuses to keep one whose
+   * provider or address changes.
    */
-  #prepare(body: Json, stored: Json, llmProvider: string): Json {
+  #prepare(body: Json, stored: { config: Json; llmProvider: string | null }, llmProvider: string): Json {
+    const kept = maskOpenedPaths(stored.config, SECRET_PATHS);
     const changes: Json = {};
     for (const field of CONFIG_FIELDS)
       if (body[field] !== undefined) changes[field] = structuredClone(body[field]);
     const nested = (field: string): Json => {
-      const value = changes[field] ?? stored[field] ?? {};
+      const value = changes[field] ?? kept[field] ?? {};
       changes[field] = isObject(value) ? { ...value } : {};
       return changes[field] as Json;
     };
@@ -163,25 +184,19 @@ export class AssistantService {
     if (typeof body.carrier_a_auth_token === 'string')
       nested('carrier_a_config').auth_token = body.carrier_a_auth_token;
 
-    const { result, unknownMasked } = restoreMasked(changes, stored, SECRET_PATHS);
-    if (unknownMasked) {
-      throw new ValidationFailed([
-        {
-          loc: ['body', ...unknownMasked],
-          msg: 'A masked value can only stand for a stored secret; send the secret itself',
-          type: 'value_error',
-        },
-      ]);
-    }
-    const tts = result.tts_settings;
-    if (isObject(tts) && tts.provider === 'tts_a') {
+    const { result: config, refused } = restoreMasked({ ...kept, ...changes }, stored.config, SECRETS, {
+      next: { llm_provider: llmProvider },
+      previous: { llm_provider: stored.llmProvider },
+    });
+    if (refused) throw invalidField(['body', ...refused.location], refused.msg);
+    const tts = config.tts_settings;
+    if (changes.tts_settings !== undefined && isObject(tts) && tts.provider === 'tts_a') {
       for (const [field, value] of Object.entries(TTS_A_DEFAULTS)) tts[field] ??= value;
     }
-    const config = { ...stored, ...result };
     const issues = this.#check(
       config,
       llmProvider,
-      new Set(Object.keys(result)),
+      new Set(Object.keys(changes)),
       body.llm_provider_config !== undefined,
     );
     if (issues.length > 0) throw new ValidationFailed(issues);

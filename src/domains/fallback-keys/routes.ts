@@ -9,6 +9,8 @@ import type { FallbackKeyService } from './service.js';
 import type { FallbackKeyRow } from './store.js';
 
 const tags = ['fallback-keys'];
+/** Fallback keys are the organization's keys, used for every assistant: only an admin changes them. */
+const ADMIN_WRITE = { role: 'admin', area: 'organization' } as const;
 const Provider = Type.Union(
   KEYED_VENDORS.map((p) => Type.Literal(p)),
   { description: `One of ${KEYED_VENDORS.join(', ')}` },
@@ -62,7 +64,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
   app.post(
     '/api/v1/organization/fallback-keys/:provider',
     {
-      config: { access: access.area('organization') },
+      config: { access: ADMIN_WRITE },
       schema: {
         tags,
         summary: 'Add a fallback key for the provider (name unique per provider)',
@@ -91,7 +93,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
   app.put(
     '/api/v1/organization/fallback-keys/:provider/:key_id',
     {
-      config: { access: access.area('organization') },
+      config: { access: ADMIN_WRITE },
       schema: {
         tags,
         summary: 'Change a fallback key; api_key changes only when a non-empty value is sent',
@@ -120,7 +122,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
   app.delete(
     '/api/v1/organization/fallback-keys/:provider/:key_id',
     {
-      config: { access: access.area('organization') },
+      config: { access: ADMIN_WRITE },
       schema: { tags, summary: 'Delete a fallback key', params: KeyParams, response: { 204: Type.Null() } },
     },
     async (request, reply) => {

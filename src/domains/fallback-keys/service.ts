@@ -6,7 +6,7 @@ import type { Db } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { maskSecret, type SecretBox } from '../../lib/secrets.js';
+import { isMasked, maskSecret, type SecretBox } from '../../lib/secrets.js';
 import * as store from './store.js';
 
 export interface FallbackKeyInput {
@@ -39,7 +39,10 @@ export class FallbackKeyService {
     return row;
   }
 
-  /** Changes the named fields; the key itself changes only when a non-empty value is sent. */
+  /**
+   * Changes the named fields; the key itself changes only when a non-empty, unmasked value is sent.
+   * A key cannot follow an endpoint elsewhere: its provider is part of its address and never changes.
+   */
   async update(
     principal: Principal,
     provider: string,
@@ -50,7 +53,7 @@ export class FallbackKeyService {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       ...(input.concurrentLimit !== undefined ? { concurrentLimit: input.concurrentLimit } : {}),
-      ...(input.apiKey && !input.apiKey.startsWith('****')
+      ...(input.apiKey && !isMasked(input.apiKey)
         ? { apiKeySealed: this.deps.secrets.seal(input.apiKey) }
         : {}),
     };

@@ -10,6 +10,8 @@ import type { LlmPresetService } from './service.js';
 import type { PresetRow } from './store.js';
 
 const tags = ['llm-presets'];
+/** A preset holds an organization key (only an admin may read it, through apply): only an admin changes one. */
+const ADMIN_WRITE = { role: 'admin', area: 'organization' } as const;
 const Provider = Type.Union([...LLM_PROVIDERS, 'custom'].map((p) => Type.Literal(p)));
 const BaseUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const Settings = Type.Object(
@@ -71,7 +73,7 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
   app.post(
     '/api/v1/organization/llm-presets',
     {
-      config: { access: access.area('organization') },
+      config: { access: ADMIN_WRITE },
       schema: {
         tags,
         summary: 'Create a preset (name unique in the organization)',
@@ -103,11 +105,12 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
   app.put(
     '/api/v1/organization/llm-presets/:preset_id',
     {
-      config: { access: access.area('organization') },
+      config: { access: ADMIN_WRITE },
       schema: {
         tags,
         summary:
-          'Change a preset; api_key: a new value replaces it, null removes it, empty or masked keeps it',
+          'Change a preset (admin only); api_key: a new value replaces it, null removes it, empty or ' +
+          'masked keeps it while provider and base_url stay (422 otherwise: send the key again)',
         params: IdParam('preset_id'),
         body: Type.Object({
           name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -137,7 +140,7 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
   app.delete(
     '/api/v1/organization/llm-presets/:preset_id',
     {
-      config: { access: access.area('organization') },
+      config: { access: ADMIN_WRITE },
       schema: {
         tags,
         summary: 'Delete a preset',

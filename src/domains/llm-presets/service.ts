@@ -6,8 +6,12 @@ import type { Db } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, invalidField, notFound } from '../../http/errors.js';
-import type { SecretBox } from '../../lib/secrets.js';
+import { restoreMasked, type SecretField } from '../../lib/secret-paths.js';
+import { isMasked, maskSecret, type SecretBox } from '../../lib/secrets.js';
 import * as store from './store.js';
+
+/** The preset's key goes to its provider, at its base URL when it has one. */
+const PRESET_SECRETS: readonly SecretField[] = [{ path: 'api_key', boundTo: ['provider', 'base_url'] }];
 
 export interface PresetInput {
   name: string;
@@ -41,8 +45,9 @@ export class LlmPresetService {
   }
 
   /**
-   * Changes the named fields. `api_key`: a new value replaces the key, null removes it, an empty
-   * or masked (`****…`) value keeps it.
+   * Changes the named fields. `api_key`: a new value replaces the key, null removes it, an empty or
+   * masked (`****…`) value keeps it — but only while `provider` and `base_url` stay: the stored key
+   * is never sent to another provider or address without being sent again (422 otherwise).
    */
   async update(principal: Principal, id: number, input: Partial<PresetInput>): Promise<store.PresetRow> {
     const current = await store.findPreset(this.deps.db, principal.tenant, id);
@@ -58,8 +63,9 @@ export class LlmPresetService {
       ...(input.settings !== undefined ? { settings: input.settings } : {}),
     };
     if (input.apiKey === null) changes.apiKeySealed = null;
-    else if (input.apiKey && !input.apiKey.startsWith('****'))
+    else if (input.apiKey && !isMasked(input.apiKey))
       changes.apiKeySealed = this.deps.secrets.seal(input.apiKey);
+    else if (current.apiKeySealed) this.#checkKeyStays(current, { provider, base_url: baseUrl });
     try {
       const row = await store.updatePreset(this.deps.db, principal.tenant, id, changes);
       if (!row) throw notFound('Preset not found');
@@ -68,6 +74,17 @@ export class LlmPresetService {
       if (isUniqueViolation(error)) throw conflict('A preset with this name already exists');
       throw error;
     }
+  }
+
+  /** The stored key is kept (not sent, or sent masked): `restoreMasked` decides whether it may. */
+  #checkKeyStays(current: store.PresetRow, next: { provider: string; base_url: string | null }): void {
+    const stored = this.apiKeyOf(current) ?? '';
+    const { refused } = restoreMasked(
+      { ...next, api_key: maskSecret(stored) ?? '****' },
+      { provider: current.provider, base_url: current.baseUrl, api_key: stored },
+      PRESET_SECRETS,
+    );
+    if (refused) throw invalidField(['body', ...refused.location], refused.msg);
   }
 
   async remove(principal: Principal, id: number): Promise<void> {

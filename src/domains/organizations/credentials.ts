@@ -3,11 +3,19 @@
  * how a stored credential is shown (identifiers in clear, secrets masked).
  */
 import { CARRIERS, KEYED_VENDORS } from '../../lib/providers.js';
+import { type MaskedRefusal, restoreMasked } from '../../lib/secret-paths.js';
 import { maskSecret } from '../../lib/secrets.js';
 
 interface Shape {
   identifiers: readonly string[];
   secrets: readonly string[];
+  /**
+   * The fields that say where the secrets are sent, when the credential has any: a masked secret is
+   * kept only while they stay. Vendor keys are bound to their vendor by where they are stored
+   * (`api_keys.<vendor>`), carrier secrets go to the carrier's one address (an operator setting);
+   * a SIP password goes to the trunk's `sip_domain`, which is stored beside the credential.
+   */
+  boundTo?: readonly string[];
 }
 
 const VENDOR_KEY: Shape = { identifiers: [], secrets: ['api_key'] };
@@ -16,16 +24,11 @@ export const CREDENTIAL_SHAPES: Record<string, Shape> = {
   carrier_a: { identifiers: ['account_sid'], secrets: ['auth_token'] },
   carrier_b: { identifiers: ['connection_id', 'public_key'], secrets: ['api_key'] },
   carrier_c: { identifiers: ['application_id'], secrets: ['private_key', 'signature_secret'] },
-  sip_trunk: { identifiers: ['username'], secrets: ['password'] },
+  sip_trunk: { identifiers: ['username'], secrets: ['password'], boundTo: ['sip_domain'] },
   ...Object.fromEntries(KEYED_VENDORS.map((vendor) => [vendor, VENDOR_KEY])),
 };
 
 export type Credential = Record<string, string>;
-
-/** A secret sent back exactly as a response showed it (`****1234`) means "keep the stored one". */
-export function isMasked(value: string): boolean {
-  return value.startsWith('****');
-}
 
 export function maskCredential(provider: string, credential: Credential): Credential {
   const shape = CREDENTIAL_SHAPES[provider];
@@ -37,26 +40,21 @@ export function maskCredential(provider: string, credential: Credential): Creden
 }
 
 /**
- * The credential to store: the incoming fields, where a masked secret keeps the stored value.
- * Returns the name of a masked field that has nothing stored behind it, if any.
+ * The credential to store: the incoming fields, where a masked secret keeps the stored value (through
+ * `restoreMasked`, like every stored secret). `endpoint` holds the fields stored outside the
+ * credential that its secrets are bound to (the trunk's `sip_domain`), before and after the change.
+ * Returns, instead, why a masked secret cannot be kept: nothing stored, or its address changed.
  */
 export function mergeCredential(
   provider: string,
   incoming: Credential,
   stored: Credential | undefined,
-): { credential: Credential; unknownMasked?: string } {
+  endpoint: { next?: Record<string, unknown>; previous?: Record<string, unknown> } = {},
+): { credential: Credential; refused?: MaskedRefusal } {
   const shape = CREDENTIAL_SHAPES[provider];
-  const credential: Credential = {};
-  for (const [field, value] of Object.entries(incoming)) {
-    if (shape?.secrets.includes(field) && isMasked(value)) {
-      const kept = stored?.[field];
-      if (kept === undefined) return { credential, unknownMasked: field };
-      credential[field] = kept;
-    } else {
-      credential[field] = value;
-    }
-  }
-  return { credential };
+  const secrets = (shape?.secrets ?? []).map((path) => ({ path, boundTo: shape?.boundTo }));
+  const { result, refused } = restoreMasked(incoming, stored, secrets, endpoint);
+  return { credential: result as Credential, ...(refused ? { refused } : {}) };
 }
 
 export const CARRIER_IDS = CARRIERS;

@@ -21,7 +21,7 @@ import { ProviderError } from '../../providers/errors.js';
 import { assistantKeySources } from '../assistants/store.js';
 import type { BillingService } from '../billing/service.js';
 import { listFallbackKeys } from '../fallback-keys/store.js';
-import { type Credential, mergeCredential } from './credentials.js';
+import { type Credential, maskCredential, mergeCredential } from './credentials.js';
 import * as store from './store.js';
 
 export const BYO_INACTIVE_REASON =
@@ -91,13 +91,8 @@ export class OrganizationService {
     const stored = details.credentials.get(carrier);
     let credentials = stored;
     if (given) {
-      const { credential, unknownMasked } = mergeCredential(carrier, given, stored);
-      if (unknownMasked) {
-        throw invalidField(
-          ['body', unknownMasked],
-          'A masked value can only stand for a stored secret; send the secret itself',
-        );
-      }
+      const { credential, refused } = mergeCredential(carrier, given, stored);
+      if (refused) throw invalidField(['body', ...refused.location], refused.msg);
       credentials = credential;
     }
     if (!credentials)
@@ -197,10 +192,15 @@ export class OrganizationService {
         const secret = Object.fromEntries(
           Object.entries({ username, password }).filter(([, v]) => v !== undefined),
         ) as Credential;
-        // username and password change independently: a field not sent keeps its stored value.
+        // username and password change independently: a field not sent keeps its stored value, as if
+        // sent back masked — so a password not sent is checked against a new sip_domain like one that is.
+        const storedTrunk = before.credentials.get('sip_trunk');
         if (update.sipTrunkConfig === null) credentialChanges.set('sip_trunk', null);
-        else if (Object.keys(secret).length > 0) {
-          credentialChanges.set('sip_trunk', { ...(before.credentials.get('sip_trunk') ?? {}), ...secret });
+        else if (Object.keys(secret).length > 0 || storedTrunk) {
+          credentialChanges.set('sip_trunk', {
+            ...(storedTrunk ? maskCredential('sip_trunk', storedTrunk) : {}),
+            ...secret,
+          });
         }
       }
       for (const [provider, incoming] of credentialChanges) {
@@ -208,22 +208,25 @@ export class OrganizationService {
           await store.deleteCredential(tx, principal.tenant, provider);
           continue;
         }
-        const { credential, unknownMasked } = mergeCredential(
+        // The trunk's password is bound to its sip_domain, which is stored beside the credential.
+        const endpoint =
+          provider === 'sip_trunk'
+            ? { next: changes.sipTrunkConfig ?? undefined, previous: before.row.sipTrunkConfig ?? undefined }
+            : {};
+        const { credential, refused } = mergeCredential(
           provider,
           incoming,
           before.credentials.get(provider),
+          endpoint,
         );
-        if (unknownMasked) {
+        if (refused) {
           const where =
             provider === 'sip_trunk'
               ? ['sip_trunk_config']
               : KEYED_VENDORS.includes(provider as never)
                 ? ['api_keys', provider]
                 : [provider];
-          throw invalidField(
-            ['body', ...where, unknownMasked],
-            'A masked value can only stand for a stored secret; send the secret itself',
-          );
+          throw invalidField(['body', ...where, ...refused.location], refused.msg);
         }
         await store.upsertCredential(tx, principal.tenant, provider, this.deps.secrets.sealJson(credential));
       }

@@ -1,7 +1,9 @@
 /**
  * What a call or a message will really use. An assistant's own settings win over the organization's
  * defaults: for each vendor the key comes from the assistant, else the organization's `api_keys`,
- * else its first enabled fallback key, and the remaining enabled fallback keys stand behind it. The
+ * else its first enabled fallback key, and the remaining enabled fallback keys stand behind it —
+ * except where the assistant names its own address for the vendor (a language model's `base_url`):
+ * there only its own key goes. The
  * telephony provider is the phone number's; its credentials are the assistant's carrier config, else
  * the organization's. Every later capability (calls, SMS, campaigns, the call runtime) asks here.
  */
@@ -104,8 +106,13 @@ export async function resolveConfig(
   const byoBlocked = byoInactiveReason(organization?.settings ?? {});
   const missing: string[] = [];
 
-  const choose = (vendor: string, own: string | null): VendorChoice => {
+  /** `ownOnly`: the assistant sends this vendor's requests to an address of its own choosing. */
+  const choose = (vendor: string, own: string | null, ownOnly = false): VendorChoice => {
     if (byoBlocked) return { provider: vendor, key: null, backups: [] };
+    // The organization's and its fallback keys are given for the vendor's own address: they never go
+    // to an address an assistant names (whoever edits the assistant would otherwise receive them).
+    if (ownOnly)
+      return { provider: vendor, key: own ? { apiKey: own, source: 'assistant' } : null, backups: [] };
     const backups: KeyChoice[] = fallbackRows
       .filter((row) => row.provider === vendor && row.enabled)
       .map((row) => ({ apiKey: secrets.open(row.apiKeySealed), source: 'fallback', name: row.name }));
@@ -120,14 +127,19 @@ export async function resolveConfig(
   };
 
   const providerConfig = isObject(settings.llm_provider_config) ? settings.llm_provider_config : {};
+  const llmBaseUrl = text(providerConfig.base_url);
   const llm = {
-    ...choose(assistant.llmProvider, text(providerConfig.api_key)),
+    ...choose(assistant.llmProvider, text(providerConfig.api_key), llmBaseUrl !== null),
     model: text(providerConfig.model),
-    baseUrl: text(providerConfig.base_url),
+    baseUrl: llmBaseUrl,
   };
   // A custom model at its own URL (a local server) may need no key at all.
   if (!llm.key && !(assistant.llmProvider === 'custom' && llm.baseUrl && !byoBlocked)) {
-    missing.push(noKey('llm', assistant.llmProvider, 'llm_provider_config.api_key', byoBlocked));
+    missing.push(
+      llm.baseUrl && !byoBlocked
+        ? `llm: ${assistant.llmProvider} at the assistant's llm_provider_config.base_url needs the assistant's own key (llm_provider_config.api_key); organization and fallback keys go only to the vendor's address`
+        : noKey('llm', assistant.llmProvider, 'llm_provider_config.api_key', byoBlocked),
+    );
   }
   const fallbackSettings = isObject(settings.llm_fallback_providers) ? settings.llm_fallback_providers : {};
   const llmFallbacks =
