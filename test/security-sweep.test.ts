@@ -9,18 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKey } from '../src/lib/crypto.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform, waitFor } from './support/harness.js';
-
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-const METHODS: readonly string[] = ['get', 'post', 'put', 'patch', 'delete'];
-
-interface Operation {
-  method: Method;
-  /** The OpenAPI path template, e.g. `/api/v1/users/me/api-keys/{key_id}`. */
-  path: string;
-  /** The path with every parameter replaced by 1. */
-  url: string;
-  security: unknown[];
-}
+import { documentedOperations, type Operation, urlOf } from './support/openapi-walk.js';
 
 /** `{alg: none}` JWT carrying `claims`: a server that skips the signature check would accept it. */
 function unsignedJwt(claims: Record<string, unknown>): string {
@@ -36,21 +25,7 @@ beforeAll(async () => {
   t = await startTestPlatform();
   user = await new Factories(t).user();
   other = await new Factories(t).user();
-  const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
-  expect(response.statusCode).toBe(200);
-  const doc = response.json() as { paths: Record<string, Record<string, { security?: unknown[] }>> };
-  operations = [];
-  for (const [path, item] of Object.entries(doc.paths)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (!METHODS.includes(method)) continue;
-      operations.push({
-        method: method.toUpperCase() as Method,
-        path,
-        url: path.replace(/\{[^}]+\}/g, '1'),
-        security: operation.security ?? [],
-      });
-    }
-  }
+  operations = await documentedOperations(t);
 });
 afterAll(async () => {
   // The verification mails of the users above must be done before closing (see the JobQueue.stop
@@ -73,7 +48,7 @@ function send(
   const hasBody = operation.method === 'POST' || operation.method === 'PUT' || operation.method === 'PATCH';
   return t.app.inject({
     method: operation.method,
-    url: operation.url,
+    url: urlOf(operation, () => '1'),
     headers,
     cookies,
     ...(hasBody ? { payload: {} } : {}),
