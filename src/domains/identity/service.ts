@@ -150,7 +150,9 @@ export class IdentityService {
 
   /**
    * Exchanges a refresh token for a new access token and a new refresh token. Presenting a refresh
-   * token that was already exchanged means it was copied: the whole session ends.
+   * token this session issued and has already replaced means it was copied: the whole session ends.
+   * Any other wrong secret is only a 401 — the session id is no secret (every access token names
+   * it), so a guess must not be able to end someone's session.
    */
   async refresh(refreshToken: string): Promise<SignedIn> {
     const parts = splitSessionToken(refreshToken);
@@ -159,7 +161,12 @@ export class IdentityService {
     if (!session) throw unauthorized('Invalid refresh token');
     const presentedHash = sha256Hex(parts.secret);
     if (!safeEqual(presentedHash, session.refreshTokenHash)) {
-      await store.revokeSession(this.deps.db, session.id);
+      if (!session.spentRefreshTokenHashes.some((spent) => safeEqual(presentedHash, spent))) {
+        throw unauthorized('Invalid refresh token');
+      }
+      if (!(await store.revokeForReplay(this.deps.db, session.id, presentedHash))) {
+        throw unauthorized('Refresh token already used');
+      }
       await this.deps.changes.userChanged(session.userId);
       throw unauthorized('Refresh token already used; the session has been ended');
     }
@@ -170,6 +177,7 @@ export class IdentityService {
     const rotated = await store.rotateRefreshToken(this.deps.db, session.id, presentedHash, {
       refreshTokenHash: sha256Hex(secret),
     });
+    // A concurrent refresh with the same token won the rotation (see REFRESH_RACE_GRACE_SECONDS).
     if (!rotated) throw unauthorized('Refresh token already used');
     return {
       user,
@@ -201,6 +209,8 @@ export class IdentityService {
     const session = await this.deps.db.transaction(async (tx) => {
       const live = await store.findLiveSession(tx, sessionId);
       if (!live) throw unauthorized('Session expired');
+      // The refresh token rotates here too, and the replaced one counts as spent like any other: the
+      // client got the new one in this answer, so the old one coming back means a copy.
       const rotated = await store.rotateRefreshToken(tx, sessionId, live.refreshTokenHash, {
         refreshTokenHash: sha256Hex(secret),
         organizationId,
