@@ -1,21 +1,34 @@
 /**
  * Issue 14, identity: (1) only a refresh token that a session really issued and has since replaced
  * can end it — the session id is public (every access token's `sid`), so a stranger with a guessed
- * secret must change nothing.
- * One platform for the whole file; every test makes its own users.
+ * secret must change nothing; (10) failed sign-ins are throttled per client address too, so one
+ * source trying many emails meets a 429, and TRUST_PROXY decides what the client address is.
+ * One platform for the whole file; every test makes its own users and uses its own client addresses.
  */
 import { randomBytes } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFRESH_RACE_GRACE_SECONDS, SPENT_REFRESH_TOKENS_KEPT } from '../src/domains/identity/store.js';
 import { expectError } from './support/assertions.js';
-import { Factories, type TestUser } from './support/factories.js';
+import { Factories, type TestUser, uniqueEmail } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
+
+const PER_ADDRESS = 5;
+const PER_EMAIL = 3;
+const WINDOW_MINUTES = 15;
+/** The reverse proxy this file's platform trusts (TRUST_PROXY). */
+const PROXY = '192.0.2.10';
 
 let t: TestPlatform;
 let f: Factories;
 beforeAll(async () => {
-  t = await startTestPlatform();
+  t = await startTestPlatform({
+    LOGIN_MAX_FAILURES: String(PER_EMAIL),
+    LOGIN_MAX_FAILURES_PER_ADDRESS: String(PER_ADDRESS),
+    LOGIN_FAILURE_WINDOW_MINUTES: String(WINDOW_MINUTES),
+    TRUST_PROXY: `${PROXY}, 10.0.0.0/8`,
+  });
   f = new Factories(t);
 });
 afterAll(() => t.close());
@@ -185,5 +198,113 @@ describe('refresh-token reuse detection', () => {
     });
     expect(changed.statusCode, changed.body).toBe(200);
     expect(await spentHashes(decodeJwt(loggedOut.accessToken).sid as string)).toEqual([]);
+  });
+});
+
+describe('sign-in throttling per client address', () => {
+  const login = (email: string, password: string, from: { remoteAddress: string; forwardedFor?: string }) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      remoteAddress: from.remoteAddress,
+      ...(from.forwardedFor ? { headers: { 'x-forwarded-for': from.forwardedFor } } : {}),
+      payload: { email, password },
+    });
+
+  /** One failed sign-in for each of `count` different unknown emails (never the per-email limit). */
+  async function failWithFreshEmails(count: number, from: { remoteAddress: string; forwardedFor?: string }) {
+    for (let i = 0; i < count; i++) {
+      const answer = await login(uniqueEmail('guess'), 'wrong password', from);
+      expect(answer.statusCode, answer.body).toBe(401);
+    }
+  }
+
+  function expectAddressRefused(answer: LightMyRequestResponse): void {
+    expectError(answer, 429, /Too many failed sign-ins from this address/);
+    const retryAfter = Number(answer.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(WINDOW_MINUTES * 60);
+    expect(answer.cookies.find((c) => c.name === 'sb_session')).toBeUndefined();
+  }
+
+  it('refuses an address after its allowed failures over many emails, even with a right password', async () => {
+    const user = await f.user();
+    const from = { remoteAddress: '203.0.113.1' };
+    await failWithFreshEmails(PER_ADDRESS, from);
+    expectAddressRefused(await login(uniqueEmail('guess'), 'wrong password', from));
+    expectAddressRefused(await login(user.email, user.password, from));
+    // The account itself is not locked: from elsewhere it signs in.
+    expect((await login(user.email, user.password, { remoteAddress: '203.0.113.2' })).statusCode).toBe(200);
+  });
+
+  it('counts only failures, and a success does not clear them', async () => {
+    const user = await f.user();
+    const from = { remoteAddress: '203.0.113.3' };
+    for (let i = 0; i < PER_ADDRESS * 2; i++) {
+      expect((await login(user.email, user.password, from)).statusCode).toBe(200);
+    }
+    await failWithFreshEmails(PER_ADDRESS - 1, from);
+    expect((await login(user.email, user.password, from)).statusCode).toBe(200);
+    await failWithFreshEmails(1, from);
+    expectAddressRefused(await login(user.email, user.password, from));
+  });
+
+  it('counts concurrent failures from one address without losing any', async () => {
+    const from = { remoteAddress: '203.0.113.4' };
+    const answers = await Promise.all(
+      Array.from({ length: PER_ADDRESS + 3 }, () => login(uniqueEmail('guess'), 'wrong password', from)),
+    );
+    for (const answer of answers) expect([401, 429]).toContain(answer.statusCode);
+    const { rows } = await t.database.executeSql('select count from rate_limit_windows where bucket = $1', [
+      `login.address:${from.remoteAddress}`,
+    ]);
+    expect(Number(rows[0]?.count)).toBe(answers.filter((a) => a.statusCode === 401).length);
+    expectAddressRefused(await login(uniqueEmail('guess'), 'wrong password', from));
+  });
+
+  it('counts an IPv6 client by its /64, so taking a new address per guess does not help', async () => {
+    const user = await f.user();
+    for (let i = 0; i < PER_ADDRESS; i++) {
+      const from = { remoteAddress: `2001:db8:77:1:${(i + 1).toString(16)}::${i + 1}` };
+      expect((await login(uniqueEmail('guess'), 'wrong password', from)).statusCode).toBe(401);
+    }
+    expectAddressRefused(await login(user.email, user.password, { remoteAddress: '2001:DB8:77:1:ffff::1' }));
+    expect((await login(user.email, user.password, { remoteAddress: '2001:db8:77:2::1' })).statusCode).toBe(
+      200,
+    );
+  });
+
+  it('ignores X-Forwarded-For from a client that is not a trusted proxy', async () => {
+    const from = (i: number) => ({ remoteAddress: '198.51.100.7', forwardedFor: `203.0.113.${100 + i}` });
+    for (let i = 0; i < PER_ADDRESS; i++) {
+      expect((await login(uniqueEmail('guess'), 'wrong password', from(i))).statusCode).toBe(401);
+    }
+    expectAddressRefused(await login(uniqueEmail('guess'), 'wrong password', from(99)));
+  });
+
+  it("counts a trusted proxy's clients by the address X-Forwarded-For names, not the proxy's", async () => {
+    const user = await f.user();
+    const alice = { remoteAddress: PROXY, forwardedFor: '198.51.100.20' };
+    const bob = { remoteAddress: PROXY, forwardedFor: '198.51.100.21' };
+    await failWithFreshEmails(PER_ADDRESS, alice);
+    expectAddressRefused(await login(user.email, user.password, alice));
+    expect((await login(user.email, user.password, bob)).statusCode).toBe(200);
+    // A client naming a fake origin before the proxy's own entry is counted by the proxy's entry.
+    const chained = { remoteAddress: '10.1.2.3', forwardedFor: '203.0.113.250, 198.51.100.20' };
+    expectAddressRefused(await login(user.email, user.password, chained));
+  });
+
+  it('keeps the per-email limit beside it, with its own message', async () => {
+    const user = await f.user();
+    for (let i = 0; i < PER_EMAIL; i++) {
+      const from = { remoteAddress: `203.0.113.${50 + i}` };
+      expect((await login(user.email, 'wrong password', from)).statusCode).toBe(401);
+    }
+    expectError(
+      await login(user.email, user.password, { remoteAddress: '203.0.113.60' }),
+      429,
+      /for this email/,
+    );
   });
 });

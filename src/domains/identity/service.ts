@@ -3,10 +3,12 @@
  * dashboard cookie with its CSRF token), refresh, logout and switching organization.
  */
 import type { Db, Executor } from '../../db/client.js';
+import { peekRateWindow, takeRateWindow } from '../../db/rate-windows.js';
 import type { Principal, Role } from '../../http/access.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
 import type { Mailer } from '../../lib/mail.js';
+import { clientNetwork } from '../../lib/net.js';
 import { hashPassword, verifyPassword } from '../../lib/passwords.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import type { OrganizationService } from '../organizations/service.js';
@@ -20,7 +22,7 @@ const VERIFY_EMAIL_TTL_MS = 48 * 60 * 60 * 1000;
 export interface IdentityConfig {
   publicUrl: string;
   sessionTtlSeconds: number;
-  login: { maxFailures: number; failureWindowSeconds: number };
+  login: { maxFailures: number; maxFailuresPerAddress: number; failureWindowSeconds: number };
 }
 
 export interface IssuedSession {
@@ -109,13 +111,25 @@ export class IdentityService {
     });
   }
 
+  /**
+   * `clientAddress` is the request's address as the HTTP layer resolved it (TRUST_PROXY decides
+   * whether a proxy's X-Forwarded-For is believed).
+   */
   async login(
     input: { email: string; password: string; organizationId?: number },
     userAgent: string | null,
+    clientAddress: string,
   ): Promise<SignedIn> {
     const email = normalizeEmail(input.email);
+    // Guessing is throttled before any scrypt: per address (one source trying many emails) and per
+    // email (many sources trying one; known or not, so the answer tells nothing).
+    const address = await this.#addressFailures(clientAddress).peek();
+    if (!address.allowed) {
+      throw new AppError(429, 'Too many failed sign-ins from this address; try again later', {
+        'Retry-After': String(address.retryAfterSeconds),
+      });
+    }
     const { maxFailures, failureWindowSeconds } = this.deps.config.login;
-    // Guessing is throttled per email (known or not, so the answer tells nothing), before any scrypt.
     const recent = await store.currentLoginFailures(this.deps.db, email, failureWindowSeconds);
     if (recent.failures >= maxFailures && recent.windowStart) {
       const retryAfter = Math.max(
@@ -131,6 +145,7 @@ export class IdentityService {
     const valid = await verifyPassword(input.password, user?.passwordHash ?? null);
     if (!user || !valid) {
       await store.recordLoginFailure(this.deps.db, email, failureWindowSeconds);
+      await this.#addressFailures(clientAddress).take();
       throw unauthorized('Incorrect email or password');
     }
     if (recent.failures > 0) await store.clearLoginFailures(this.deps.db, email);
@@ -234,6 +249,21 @@ export class IdentityService {
     if (!user) throw unauthorized();
     const memberships = await store.listMemberships(this.deps.db, user.id);
     return { user, memberships };
+  }
+
+  /**
+   * Failed sign-ins from one address (an IPv6 client's whole /64), in the shared fixed-window
+   * counter (cluster-wide, database clock). Only failures count, so many people signing in from behind one NAT are not refused, and
+   * a success does not clear the count, so one valid account cannot reset it for a guesser.
+   */
+  #addressFailures(clientAddress: string) {
+    const { maxFailuresPerAddress, failureWindowSeconds } = this.deps.config.login;
+    const bucket = `login.address:${clientNetwork(clientAddress)}`;
+    const windowMs = failureWindowSeconds * 1000;
+    return {
+      peek: () => peekRateWindow(this.deps.db, bucket, maxFailuresPerAddress, windowMs),
+      take: () => takeRateWindow(this.deps.db, bucket, maxFailuresPerAddress, windowMs),
+    };
   }
 
   async #chooseMembership(user: store.UserRow, organizationId: number | undefined) {
