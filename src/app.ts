@@ -65,6 +65,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.bodyLimitBytes,
+    // Decides `request.ip`, which per-address sign-in limits count and logs show (see TRUST_PROXY).
+    trustProxy: config.trustProxy,
     // Path parameters such as invitation tokens may be longer than the router's default 100.
     routerOptions: { maxParamLength: 256 },
     // Errors the router raises before any route runs still answer in the error envelope.

@@ -5,6 +5,7 @@
  * The rest of the code receives the typed `Config` object and never looks at `process.env`.
  */
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CountryCode, isSupportedCountry } from 'libphonenumber-js';
 
@@ -83,6 +84,30 @@ const phoneRegion: Parser<CountryCode> = (raw) => {
   return region;
 };
 
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Fastify's `trustProxy` as the proxies' own addresses. Neither `true` (trust every hop: any client
+ * could name itself in X-Forwarded-For and dodge per-address limits) nor a hop count (Fastify 5
+ * ignores one, as it cannot check the nearest peer) is offered.
+ */
+const trustedProxies: Parser<string[]> = (raw) => {
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.includes(entry)) continue;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk =
+      prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new InvalidValue(
+        `must be comma-separated addresses or CIDR ranges (or ${PROXY_RANGE_NAMES.join(', ')}), got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+};
+
 const secretKey: Parser<string> = (raw) => {
   if (raw.length < 32) throw new InvalidValue('must be at least 32 characters long');
   return raw;
@@ -135,10 +160,20 @@ export const variables = {
     'Failed sign-ins allowed per email within LOGIN_FAILURE_WINDOW_MINUTES; more answer 429.',
     integer(1, 10_000),
   ),
+  LOGIN_MAX_FAILURES_PER_ADDRESS: variable(
+    '30',
+    'Failed sign-ins allowed from one client address (any emails) within LOGIN_FAILURE_WINDOW_MINUTES; more answer 429. Keep it above LOGIN_MAX_FAILURES: people behind one NAT share it.',
+    integer(1, 1_000_000),
+  ),
   LOGIN_FAILURE_WINDOW_MINUTES: variable(
     '15',
     'Window in which failed sign-ins are counted.',
     integer(1, 24 * 60),
+  ),
+  TRUST_PROXY: variable(
+    undefined,
+    'Addresses of the reverse proxies in front of the server, comma-separated (addresses, CIDR ranges, loopback, linklocal, uniquelocal): a request from one of them is counted and logged under the address its X-Forwarded-For names. Unset: the connecting address, X-Forwarded-For ignored.',
+    trustedProxies,
   ),
   ACCESS_TOKEN_TTL_MINUTES: variable('30', 'Lifetime of a JWT access token.', integer(1, 24 * 60)),
   SESSION_TTL_DAYS: variable(
@@ -256,7 +291,9 @@ export interface Config {
   mailFrom: string;
   trialCredits: number;
   accessTokenTtlSeconds: number;
-  login: { maxFailures: number; failureWindowSeconds: number };
+  login: { maxFailures: number; maxFailuresPerAddress: number; failureWindowSeconds: number };
+  /** Fastify's `trustProxy`: which X-Forwarded-For hops name the client (`false`: none). */
+  trustProxy: false | string[];
   sessionTtlSeconds: number;
   bodyLimitBytes: number;
   allowPrivateTargets: boolean;
@@ -327,8 +364,10 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
     accessTokenTtlSeconds: readOr('ACCESS_TOKEN_TTL_MINUTES') * 60,
     login: {
       maxFailures: readOr('LOGIN_MAX_FAILURES'),
+      maxFailuresPerAddress: readOr('LOGIN_MAX_FAILURES_PER_ADDRESS'),
       failureWindowSeconds: readOr('LOGIN_FAILURE_WINDOW_MINUTES') * 60,
     },
+    trustProxy: read('TRUST_PROXY') ?? false,
     sessionTtlSeconds: readOr('SESSION_TTL_DAYS') * 86_400,
     bodyLimitBytes: readOr('BODY_LIMIT_BYTES'),
     allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS') ?? (embedded && nodeEnv !== 'production'),

@@ -70,6 +70,17 @@ describe('defaults', () => {
     expect(config.workersEnabled).toBe(true);
   });
 
+  it('counts sign-in failures per address above the per-email limit, and trusts no proxy', () => {
+    const config = loadConfig({});
+    expect(config.login).toEqual({ maxFailures: 10, maxFailuresPerAddress: 30, failureWindowSeconds: 900 });
+    expect(config.trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.1, fd00::/8 ,loopback' }).trustProxy).toEqual([
+      '10.0.0.1',
+      'fd00::/8',
+      'loopback',
+    ]);
+  });
+
   it('allows private targets only in the embedded development default', () => {
     expect(loadConfig({}).allowPrivateTargets).toBe(true);
     expect(loadConfig({ DATABASE_URL: 'postgres://sb@db.internal:5432/sb' }).allowPrivateTargets).toBe(false);
@@ -216,6 +227,12 @@ describe('bad values', () => {
     ['SERVERLESS_LIST_TIMEOUT_SECONDS', '0'],
     ['SERVERLESS_LIST_TIMEOUT_SECONDS', '2.5'],
     ['SERVERLESS_LIST_RATE_PER_MINUTE', '0'],
+    ['LOGIN_MAX_FAILURES_PER_ADDRESS', '0'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '1'],
+    ['TRUST_PROXY', '10.0.0.1, proxy.internal'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8/1'],
   ];
 
   for (const [name, value] of cases) {

@@ -2,7 +2,8 @@
  * Fixed-window request counters in `rate_limit_windows`, shared by every process of a cluster. One
  * atomic upsert counts a request and reads the count, so concurrent requests (in one process or
  * several) never lose a count, and the window comes from the database clock, so processes whose
- * clocks differ still agree on it.
+ * clocks differ still agree on it. A limit on outcomes (failed sign-ins per address) peeks before
+ * the work and counts after it.
  */
 import { sql } from 'drizzle-orm';
 import type { Executor } from './client.js';
@@ -14,6 +15,30 @@ export interface RateWindowDecision {
   remaining: number;
   /** Whole seconds (at least 1) until the current window ends. */
   retryAfterSeconds: number;
+}
+
+/**
+ * Says whether one more count in `bucket`'s current window would be within `limit`, without counting
+ * it: for limits on outcomes (failed sign-ins) that are checked before the work and counted after.
+ */
+export async function peekRateWindow(
+  ex: Executor,
+  bucket: string,
+  limit: number,
+  windowMs: number,
+): Promise<RateWindowDecision> {
+  const result = (await ex.execute(sql`
+    select c.now_ms, c.window_start_ms, coalesce((
+      select w.count from rate_limit_windows as w
+      where w.bucket = ${bucket}::text and w.window_start >= to_timestamp(c.window_start_ms / 1000)
+    ), 0) as count
+    from (
+      select n.now_ms, floor(n.now_ms / ${windowMs}::float8) * ${windowMs}::float8 as window_start_ms
+      from (select extract(epoch from clock_timestamp())::float8 * 1000 as now_ms) as n
+    ) as c`)) as unknown as {
+    rows: Array<{ count: number; window_start_ms: number; now_ms: number }>;
+  };
+  return decide(result.rows[0]!, limit, windowMs, 1);
 }
 
 /**
@@ -41,8 +66,17 @@ export async function takeRateWindow(
       extract(epoch from clock_timestamp())::float8 * 1000 as now_ms`)) as unknown as {
     rows: Array<{ count: number; window_start_ms: number; now_ms: number }>;
   };
-  const row = result.rows[0]!;
-  const count = Number(row.count);
+  return decide(result.rows[0]!, limit, windowMs, 0);
+}
+
+/** `extra`: counts the caller still means to add (a peek asks about the next one). */
+function decide(
+  row: { count: number; window_start_ms: number; now_ms: number },
+  limit: number,
+  windowMs: number,
+  extra: number,
+): RateWindowDecision {
+  const count = Number(row.count) + extra;
   const endsInMs = Number(row.window_start_ms) + windowMs - Number(row.now_ms);
   return {
     allowed: count <= limit,

@@ -1,5 +1,5 @@
 /** Network helpers. */
-import { createServer } from 'node:net';
+import { createServer, isIPv6 } from 'node:net';
 
 /** A free loopback port: taken by a throwaway server, then released for the caller to listen on. */
 export async function freePort(): Promise<number> {
@@ -8,4 +8,25 @@ export async function freePort(): Promise<number> {
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return typeof address === 'object' && address ? address.port : 0;
+}
+
+/**
+ * The part of a client address that identifies one client for per-address limits: an IPv4 address
+ * as is (also when written IPv4-mapped, `::ffff:192.0.2.1`), an IPv6 address by its /64 network,
+ * since one subscriber usually holds a whole /64 and could otherwise take a new address per try.
+ */
+export function clientNetwork(address: string): string {
+  const plain = address.split('%')[0]!.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(plain);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(plain)) return plain;
+  const [head = '', tail] = plain.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = Array.from({ length: Math.max(0, 8 - headGroups.length - tailGroups.length) }, () => '0');
+  const groups = tail === undefined ? headGroups : [...headGroups, ...zeros, ...tailGroups];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
 }

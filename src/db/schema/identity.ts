@@ -96,6 +96,12 @@ export const authSessions = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     organizationId: organizationColumn(),
     refreshTokenHash: text('refresh_token_hash').notNull(),
+    /**
+     * Hashes of refresh tokens this session issued and has since replaced, newest first and bounded
+     * (see `SPENT_REFRESH_TOKENS_KEPT`): one of them coming back means a copy is in use, while a token
+     * the session never issued changes nothing. Kept in the row, so they go with the session.
+     */
+    spentRefreshTokenHashes: text('spent_refresh_token_hashes').array().notNull().default(sql`'{}'::text[]`),
     cookieTokenHash: text('cookie_token_hash').notNull(),
     csrfTokenHash: text('csrf_token_hash').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),

@@ -119,6 +119,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
           organizationId: request.body.organization_id,
         },
         request.headers['user-agent'] ?? null,
+        request.ip,
       );
       return sendSignedIn(reply, signedIn, cookie);
     },

@@ -3,10 +3,12 @@
  * dashboard cookie with its CSRF token), refresh, logout and switching organization.
  */
 import type { Db, Executor } from '../../db/client.js';
+import { peekRateWindow, takeRateWindow } from '../../db/rate-windows.js';
 import type { Principal, Role } from '../../http/access.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
 import type { Mailer } from '../../lib/mail.js';
+import { clientNetwork } from '../../lib/net.js';
 import { hashPassword, verifyPassword } from '../../lib/passwords.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import type { OrganizationService } from '../organizations/service.js';
@@ -20,7 +22,7 @@ const VERIFY_EMAIL_TTL_MS = 48 * 60 * 60 * 1000;
 export interface IdentityConfig {
   publicUrl: string;
   sessionTtlSeconds: number;
-  login: { maxFailures: number; failureWindowSeconds: number };
+  login: { maxFailures: number; maxFailuresPerAddress: number; failureWindowSeconds: number };
 }
 
 export interface IssuedSession {
@@ -109,13 +111,25 @@ export class IdentityService {
     });
   }
 
+  /**
+   * `clientAddress` is the request's address as the HTTP layer resolved it (TRUST_PROXY decides
+   * whether a proxy's X-Forwarded-For is believed).
+   */
   async login(
     input: { email: string; password: string; organizationId?: number },
     userAgent: string | null,
+    clientAddress: string,
   ): Promise<SignedIn> {
     const email = normalizeEmail(input.email);
+    // Guessing is throttled before any scrypt: per address (one source trying many emails) and per
+    // email (many sources trying one; known or not, so the answer tells nothing).
+    const address = await this.#addressFailures(clientAddress).peek();
+    if (!address.allowed) {
+      throw new AppError(429, 'Too many failed sign-ins from this address; try again later', {
+        'Retry-After': String(address.retryAfterSeconds),
+      });
+    }
     const { maxFailures, failureWindowSeconds } = this.deps.config.login;
-    // Guessing is throttled per email (known or not, so the answer tells nothing), before any scrypt.
     const recent = await store.currentLoginFailures(this.deps.db, email, failureWindowSeconds);
     if (recent.failures >= maxFailures && recent.windowStart) {
       const retryAfter = Math.max(
@@ -131,6 +145,7 @@ export class IdentityService {
     const valid = await verifyPassword(input.password, user?.passwordHash ?? null);
     if (!user || !valid) {
       await store.recordLoginFailure(this.deps.db, email, failureWindowSeconds);
+      await this.#addressFailures(clientAddress).take();
       throw unauthorized('Incorrect email or password');
     }
     if (recent.failures > 0) await store.clearLoginFailures(this.deps.db, email);
@@ -150,7 +165,9 @@ export class IdentityService {
 
   /**
    * Exchanges a refresh token for a new access token and a new refresh token. Presenting a refresh
-   * token that was already exchanged means it was copied: the whole session ends.
+   * token this session issued and has already replaced means it was copied: the whole session ends.
+   * Any other wrong secret is only a 401 — the session id is no secret (every access token names
+   * it), so a guess must not be able to end someone's session.
    */
   async refresh(refreshToken: string): Promise<SignedIn> {
     const parts = splitSessionToken(refreshToken);
@@ -159,7 +176,12 @@ export class IdentityService {
     if (!session) throw unauthorized('Invalid refresh token');
     const presentedHash = sha256Hex(parts.secret);
     if (!safeEqual(presentedHash, session.refreshTokenHash)) {
-      await store.revokeSession(this.deps.db, session.id);
+      if (!session.spentRefreshTokenHashes.some((spent) => safeEqual(presentedHash, spent))) {
+        throw unauthorized('Invalid refresh token');
+      }
+      if (!(await store.revokeForReplay(this.deps.db, session.id, presentedHash))) {
+        throw unauthorized('Refresh token already used');
+      }
       await this.deps.changes.userChanged(session.userId);
       throw unauthorized('Refresh token already used; the session has been ended');
     }
@@ -170,6 +192,7 @@ export class IdentityService {
     const rotated = await store.rotateRefreshToken(this.deps.db, session.id, presentedHash, {
       refreshTokenHash: sha256Hex(secret),
     });
+    // A concurrent refresh with the same token won the rotation (see REFRESH_RACE_GRACE_SECONDS).
     if (!rotated) throw unauthorized('Refresh token already used');
     return {
       user,
@@ -201,6 +224,8 @@ export class IdentityService {
     const session = await this.deps.db.transaction(async (tx) => {
       const live = await store.findLiveSession(tx, sessionId);
       if (!live) throw unauthorized('Session expired');
+      // The refresh token rotates here too, and the replaced one counts as spent like any other: the
+      // client got the new one in this answer, so the old one coming back means a copy.
       const rotated = await store.rotateRefreshToken(tx, sessionId, live.refreshTokenHash, {
         refreshTokenHash: sha256Hex(secret),
         organizationId,
@@ -224,6 +249,21 @@ export class IdentityService {
     if (!user) throw unauthorized();
     const memberships = await store.listMemberships(this.deps.db, user.id);
     return { user, memberships };
+  }
+
+  /**
+   * Failed sign-ins from one address (an IPv6 client's whole /64), in the shared fixed-window
+   * counter (cluster-wide, database clock). Only failures count, so many people signing in from behind one NAT are not refused, and
+   * a success does not clear the count, so one valid account cannot reset it for a guesser.
+   */
+  #addressFailures(clientAddress: string) {
+    const { maxFailuresPerAddress, failureWindowSeconds } = this.deps.config.login;
+    const bucket = `login.address:${clientNetwork(clientAddress)}`;
+    const windowMs = failureWindowSeconds * 1000;
+    return {
+      peek: () => peekRateWindow(this.deps.db, bucket, maxFailuresPerAddress, windowMs),
+      take: () => takeRateWindow(this.deps.db, bucket, maxFailuresPerAddress, windowMs),
+    };
   }
 
   async #chooseMembership(user: store.UserRow, organizationId: number | undefined) {

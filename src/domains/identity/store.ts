@@ -1,5 +1,5 @@
 /** SQL of the identity domain: users, organizations, memberships, login sessions, mailed tokens. */
-import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import {
   authSessions,
@@ -125,8 +125,16 @@ export async function findLiveSession(ex: Executor, id: string): Promise<Session
 }
 
 /**
- * Replaces the refresh token hash only if it is still `expectedHash`: of two concurrent refreshes
- * with one token, exactly one wins.
+ * How many replaced refresh tokens a session remembers. Reuse that matters is of a recent token: the
+ * owner's token coming back after a thief refreshed with a copy (or the thief's after the owner did).
+ * A bound by count keeps the row small however often a client refreshes; an older token coming back
+ * is then a plain 401, which still grants nothing.
+ */
+export const SPENT_REFRESH_TOKENS_KEPT = 20;
+
+/**
+ * Replaces the refresh token hash only if it is still `expectedHash` (of two concurrent rotations
+ * from one token, exactly one wins), and remembers the replaced hash as spent in the same statement.
  */
 export async function rotateRefreshToken(
   ex: Executor,
@@ -136,7 +144,12 @@ export async function rotateRefreshToken(
 ): Promise<boolean> {
   const rows = await ex
     .update(authSessions)
-    .set({ ...values, lastRefreshedAt: sql`now()` })
+    .set({
+      ...values,
+      // SET expressions read the row as it was: this prepends the hash being replaced.
+      spentRefreshTokenHashes: sql`(array[${authSessions.refreshTokenHash}] || ${authSessions.spentRefreshTokenHashes})[1:${sql.raw(String(SPENT_REFRESH_TOKENS_KEPT))}]`,
+      lastRefreshedAt: sql`now()`,
+    })
     .where(
       and(
         eq(authSessions.id, id),
@@ -148,11 +161,60 @@ export async function rotateRefreshToken(
   return rows.length === 1;
 }
 
+/**
+ * How long the refresh token replaced last may come back without ending the session: a client that
+ * sent one refresh twice at once (two tabs, a retry) loses the race with itself, and its second
+ * request, answered after the first committed, is no sign of a copy. Later, it is.
+ */
+export const REFRESH_RACE_GRACE_SECONDS = 10;
+
+/**
+ * Ends the session because `spentHash`, a refresh token it replaced, came back — unless that token
+ * is the one replaced last, under REFRESH_RACE_GRACE_SECONDS ago (database clock). Returns whether
+ * the session ended.
+ */
+export async function revokeForReplay(ex: Executor, id: string, spentHash: string): Promise<boolean> {
+  const rows = await ex
+    .update(authSessions)
+    .set({ revokedAt: sql`now()`, spentRefreshTokenHashes: sql`'{}'::text[]` })
+    .where(
+      and(
+        eq(authSessions.id, id),
+        isNull(authSessions.revokedAt),
+        sql`not coalesce(${authSessions.spentRefreshTokenHashes}[1] = ${spentHash}
+          and ${authSessions.lastRefreshedAt} > now() - make_interval(secs => ${REFRESH_RACE_GRACE_SECONDS}), false)`,
+      ),
+    )
+    .returning({ id: authSessions.id });
+  return rows.length === 1;
+}
+
+/** Ends a session; its spent refresh-token hashes are dropped, since nothing is checked against them any more. */
 export async function revokeSession(ex: Executor, id: string): Promise<void> {
   await ex
     .update(authSessions)
-    .set({ revokedAt: sql`now()` })
+    .set({ revokedAt: sql`now()`, spentRefreshTokenHashes: sql`'{}'::text[]` })
     .where(and(eq(authSessions.id, id), isNull(authSessions.revokedAt)));
+}
+
+/** Ends every live session of the user except `keepSessionId` (their refresh tokens and cookies too). */
+export async function revokeOtherSessions(
+  ex: Executor,
+  userId: number,
+  keepSessionId: string | null,
+): Promise<number> {
+  const rows = await ex
+    .update(authSessions)
+    .set({ revokedAt: sql`now()`, spentRefreshTokenHashes: sql`'{}'::text[]` })
+    .where(
+      and(
+        eq(authSessions.userId, userId),
+        isNull(authSessions.revokedAt),
+        keepSessionId ? ne(authSessions.id, keepSessionId) : undefined,
+      ),
+    )
+    .returning({ id: authSessions.id });
+  return rows.length;
 }
 
 export async function insertEmailToken(

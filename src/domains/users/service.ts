@@ -87,7 +87,7 @@ export class UserService {
     const passwordHash = await hashPassword(newPassword);
     const ended = await this.deps.db.transaction(async (tx) => {
       await store.updateUser(tx, user.id, { passwordHash });
-      return store.revokeOtherSessions(tx, user.id, principal.sessionId);
+      return identityStore.revokeOtherSessions(tx, user.id, principal.sessionId);
     });
     await this.deps.changes.userChanged(user.id);
     return ended;

@@ -1,7 +1,7 @@
 /** SQL of users as members of an organization, and of invitations. */
-import { and, asc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { authSessions, invitations, memberships, organizations, users } from '../../db/schema/index.js';
+import { invitations, memberships, organizations, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Role } from '../../http/access.js';
 import type { UserRow } from '../identity/store.js';
@@ -21,26 +21,6 @@ export async function updateUser(
     .where(eq(users.id, userId))
     .returning();
   return row;
-}
-
-/** Ends every live session of the user except `keepSessionId` (their refresh tokens and cookies too). */
-export async function revokeOtherSessions(
-  ex: Executor,
-  userId: number,
-  keepSessionId: string | null,
-): Promise<number> {
-  const rows = await ex
-    .update(authSessions)
-    .set({ revokedAt: sql`now()` })
-    .where(
-      and(
-        eq(authSessions.userId, userId),
-        isNull(authSessions.revokedAt),
-        keepSessionId ? ne(authSessions.id, keepSessionId) : undefined,
-      ),
-    )
-    .returning({ id: authSessions.id });
-  return rows.length;
 }
 
 export interface MemberRow {

@@ -1,0 +1,1 @@
+ALTER TABLE "auth_sessions" ADD COLUMN "spent_refresh_token_hashes" text[] DEFAULT '{}'::text[] NOT NULL;
