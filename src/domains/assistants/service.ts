@@ -7,6 +7,7 @@ import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
+import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { toE164 } from '../../lib/phone.js';
 import { maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
@@ -15,6 +16,7 @@ import { graphsUsingAssistant } from '../graphs/store.js';
 import { numbersOfAssistant } from '../phone-numbers/store.js';
 import { CONFIG_FIELDS, SECRET_PATHS, TTS_A_DEFAULTS, takesKeyterms, takesKeywords } from './schemas.js';
 import * as store from './store.js';
+import { targetFieldsOf } from './target-fields.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,9 +44,10 @@ export interface AssistantView {
 }
 
 export class AssistantService {
-  constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+  constructor(private readonly deps: { db: Db; secrets: SecretBox; targets: OutboundTargets }) {}
 
   async create(principal: Principal, body: Json): Promise<AssistantView> {
+    await this.deps.targets.assertAllowed(targetFieldsOf(body));
     const config = this.#prepare(body, {}, (body.llm_provider as string | null) ?? 'llm_a');
     const row = await store.insertAssistant(this.deps.db, principal.tenant, {
       userId: principal.user.id,
@@ -71,6 +74,8 @@ export class AssistantService {
 
   /** Changes the fields the body names; a nested object given replaces the stored one. */
   async update(principal: Principal, id: number, body: Json): Promise<AssistantView> {
+    // Before the row is locked: resolving a name may take a while.
+    await this.deps.targets.assertAllowed(targetFieldsOf(body));
     try {
       return await this.deps.db.transaction(async (tx) => {
         const current = await store.findAssistant(tx, principal.tenant, id, { forUpdate: true });
