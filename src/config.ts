@@ -188,7 +188,7 @@ export const variables = {
   ),
   ALLOW_PRIVATE_TARGETS: variable(
     'true when embedded, false otherwise',
-    'Allow loopback and private addresses as webhook, tool and media URLs.',
+    'Allow loopback and private addresses as webhook, media, LLM and tool URLs (link-local and cloud metadata addresses are refused always).',
     boolean,
   ),
   METRICS_TOKEN: variable(

@@ -44,6 +44,7 @@ import { createMetrics } from './http/metrics.js';
 import type { App } from './http/types.js';
 import { Mailer } from './lib/mail.js';
 import { MediaTokens } from './lib/media-token.js';
+import { type HostLookup, OutboundTargets } from './lib/outbound-target.js';
 import { SecretBox } from './lib/secrets.js';
 import { createCarriers } from './providers/carriers/index.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
@@ -58,6 +59,8 @@ export interface PlatformOptions {
   logger: FastifyBaseLogger;
   /** Seconds between a worker's polls (it is also woken at once by local enqueues). */
   queuePollingIntervalSeconds?: number;
+  /** How tenants' URL hosts are resolved for the outbound-target policy (default: the system's). */
+  hostLookup?: HostLookup;
 }
 
 export interface Services {
@@ -124,6 +127,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   apiKeyUsage.start();
   const authenticator = new IdentityAuthenticator(database.db, tokens, apiKeyUsage, changes);
   const billing = new BillingService({ db: database.db });
+  // One policy for every tenant URL that the platform or a carrier fetches.
+  const targets = new OutboundTargets({
+    allowPrivate: config.allowPrivateTargets,
+    lookup: options.hostLookup,
+  });
   const carriers = createCarriers(config.providers);
   const cloudFunctions = new LambdaFunctions({ endpoint: config.providers.lambda });
   const organizations = new OrganizationService({
@@ -147,7 +155,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     queue,
     secrets,
     log: logger,
-    allowPrivateTargets: config.allowPrivateTargets,
+    targets,
   });
   const configResolver = new ConfigResolver({ db: database.db, secrets });
   const calls = new CallService({
@@ -169,6 +177,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     resolver: configResolver,
     billing,
     webhooks,
+    targets,
     publicUrl: config.publicUrl,
     pricePerSegment: config.prices.smsSegment,
   });
@@ -213,9 +222,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     apiKeys: new ApiKeyService({ db: database.db, usage: apiKeyUsage, changes }),
     organizations,
     billing,
-    llmPresets: new LlmPresetService({ db: database.db, secrets }),
+    llmPresets: new LlmPresetService({ db: database.db, secrets, targets }),
     fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
-    assistants: new AssistantService({ db: database.db, secrets }),
+    assistants: new AssistantService({ db: database.db, secrets, targets }),
     phoneNumbers: new PhoneNumberService({ db: database.db }),
     graphs: new GraphService({ db: database.db }),
     graphSessions: new GraphSessionService({ db: database.db }),

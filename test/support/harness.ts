@@ -13,6 +13,7 @@ import { type Config, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { loggerOptions } from '../../src/http/logging.js';
 import { freePort } from '../../src/lib/net.js';
+import type { HostLookup } from '../../src/lib/outbound-target.js';
 import { createPlatform, type Platform } from '../../src/platform.js';
 import { adminQuery, databaseUrl, uniqueName } from './template.js';
 
@@ -69,6 +70,8 @@ export interface TestPlatformOptions {
    * simulators posting webhooks) can reach the platform. `baseUrl` is then set.
    */
   listen?: boolean;
+  /** Resolves the hosts of tenants' URLs for the outbound-target policy (default: the system's). */
+  hostLookup?: HostLookup;
 }
 
 export async function startTestPlatform(
@@ -100,6 +103,7 @@ export async function startTestPlatform(
     database,
     logger,
     queuePollingIntervalSeconds: 0.5,
+    hostLookup: options.hostLookup,
   });
   await platform.app.ready();
   if (port) await platform.app.listen({ host: '127.0.0.1', port });

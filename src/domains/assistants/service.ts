@@ -13,6 +13,7 @@ import {
   ValidationFailed,
   type ValidationIssue,
 } from '../../http/errors.js';
+import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { toE164 } from '../../lib/phone.js';
 import { maskOpenedPaths, maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
@@ -28,6 +29,7 @@ import {
   takesKeywords,
 } from './schemas.js';
 import * as store from './store.js';
+import { targetFieldsOf } from './target-fields.js';
 
 type Json = Record<string, unknown>;
 
@@ -55,9 +57,10 @@ export interface AssistantView {
 }
 
 export class AssistantService {
-  constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+  constructor(private readonly deps: { db: Db; secrets: SecretBox; targets: OutboundTargets }) {}
 
   async create(principal: Principal, body: Json): Promise<AssistantView> {
+    await this.deps.targets.assertAllowed(targetFieldsOf(body));
     const config = this.#prepare(
       body,
       { config: {}, llmProvider: null },
@@ -88,6 +91,8 @@ export class AssistantService {
 
   /** Changes the fields the body names; a nested object given replaces the stored one. */
   async update(principal: Principal, id: number, body: Json): Promise<AssistantView> {
+    // Before the row is locked: resolving a name may take a while.
+    await this.deps.targets.assertAllowed(targetFieldsOf(body));
     try {
       return await this.deps.db.transaction(async (tx) => {
         const current = await store.findAssistant(tx, principal.tenant, id, { forUpdate: true });

@@ -6,6 +6,7 @@ import type { Db } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, invalidField, notFound } from '../../http/errors.js';
+import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { restoreMasked, type SecretField } from '../../lib/secret-paths.js';
 import { isMasked, maskSecret, type SecretBox } from '../../lib/secrets.js';
 import * as store from './store.js';
@@ -23,7 +24,7 @@ export interface PresetInput {
 }
 
 export class LlmPresetService {
-  constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+  constructor(private readonly deps: { db: Db; secrets: SecretBox; targets: OutboundTargets }) {}
 
   list(principal: Principal): Promise<store.PresetRow[]> {
     return store.listPresets(this.deps.db, principal.tenant);
@@ -31,6 +32,7 @@ export class LlmPresetService {
 
   async create(principal: Principal, input: PresetInput): Promise<store.PresetRow> {
     checkBaseUrl(input.provider, input.baseUrl ?? null);
+    await this.#checkTarget(input.baseUrl);
     const row = await store.insertPreset(this.deps.db, principal.tenant, {
       name: input.name,
       provider: input.provider,
@@ -55,6 +57,7 @@ export class LlmPresetService {
     const provider = input.provider ?? current.provider;
     const baseUrl = input.baseUrl === undefined ? current.baseUrl : input.baseUrl;
     checkBaseUrl(provider, baseUrl);
+    await this.#checkTarget(input.baseUrl);
     const changes: Parameters<typeof store.updatePreset>[3] = {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.provider !== undefined ? { provider: input.provider } : {}),
@@ -100,6 +103,11 @@ export class LlmPresetService {
 
   apiKeyOf(row: store.PresetRow): string | null {
     return row.apiKeySealed ? this.deps.secrets.open(row.apiKeySealed) : null;
+  }
+
+  /** A base URL being written must be one the outbound-target policy allows (a model is fetched there). */
+  async #checkTarget(baseUrl: string | null | undefined): Promise<void> {
+    if (baseUrl) await this.deps.targets.assertAllowed([{ loc: ['body', 'base_url'], url: baseUrl }]);
   }
 }
 

@@ -13,6 +13,7 @@ import type { Db, Executor } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import type { Principal } from '../../http/access.js';
 import { badRequest, conflict, forbidden, notFound, ValidationFailed } from '../../http/errors.js';
+import { canonicalUrl, type OutboundTargets } from '../../lib/outbound-target.js';
 import { toE164 } from '../../lib/phone.js';
 import { smsSegments } from '../../lib/sms-segments.js';
 import type { Carriers } from '../../providers/carriers/index.js';
@@ -101,6 +102,8 @@ export class SmsService {
       resolver: ConfigResolver;
       billing: BillingService;
       webhooks: WebhookService;
+      /** The outbound-target policy: the carrier fetches `media_urls` for the tenant. */
+      targets: OutboundTargets;
       publicUrl: string;
       pricePerSegment: number;
     },
@@ -166,6 +169,12 @@ export class SmsService {
   async send(principal: Principal, body: SendSms, headerKey?: string): Promise<StoredAnswer> {
     const tenant = principal.tenant;
     const request = this.#normalise(body);
+    // The carrier fetches the media; this is the last moment we see the URLs, so names are resolved
+    // now. 422 (not the route's 400): the URL is well-formed, its target is what is refused.
+    await this.deps.targets.assertAllowed(
+      request.mediaUrls.map((url, index) => ({ loc: ['body', 'media_urls', index], url })),
+      { status: 422 },
+    );
     const key = headerKey ?? body.idempotency_key;
     if (key === undefined) return this.#sendOnce(tenant, request);
     if (key.length === 0 || key.length > 256) {
@@ -232,7 +241,7 @@ export class SmsService {
       from: from!,
       to: to!,
       message: body.message,
-      mediaUrls: body.media_urls ?? [],
+      mediaUrls: (body.media_urls ?? []).map(canonicalUrl),
       queue: body.queue ?? true,
     };
   }

@@ -7,14 +7,13 @@
  * on first use and sealed at rest.
  */
 import { randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Db, Executor } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import { conflict, notFound } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
+import { type OutboundTargets, pinnedLookup, type ResolvedAddress } from '../../lib/outbound-target.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { isRetryableStatus } from '../../providers/errors.js';
 import { jobPolicies } from '../../queue/jobs.js';
@@ -54,8 +53,8 @@ export interface WebhookServiceDeps {
   queue: JobQueue;
   secrets: SecretBox;
   log: WebhookLogger;
-  /** ALLOW_PRIVATE_TARGETS: deliver to loopback, private and link-local addresses too. */
-  allowPrivateTargets: boolean;
+  /** The outbound-target policy: which receivers may be reached, and the address to connect to. */
+  targets: OutboundTargets;
   /** Time limit of one attempt, connection to last byte (default 10 s). */
   timeoutMs?: number;
   /** Retries after the first attempt (default: the `webhook.deliver` job policy). */
@@ -121,8 +120,9 @@ export class WebhookService {
     return this.deps.queue.transaction((tx, jobs) => this.emit({ tx, jobs }, tenant, event));
   }
 
-  /** Emits a `webhook.test` event to `url`. */
+  /** Emits a `webhook.test` event to `url`; a URL the outbound-target policy refuses answers 422. */
   async sendTest(tenant: Tenant, url: string): Promise<store.DeliveryRow> {
+    await this.deps.targets.assertAllowed([{ loc: ['body', 'url'], url }]);
     return this.send(tenant, {
       url,
       type: TEST_EVENT_TYPE,
@@ -208,23 +208,19 @@ export class WebhookService {
   }
 
   async #attempt(row: store.DeliveryRow, secret: string): Promise<Outcome> {
-    let url: URL;
-    try {
-      url = new URL(row.url);
-    } catch {
-      return { ok: false, statusCode: null, error: 'Invalid URL', permanent: true, counted: false };
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    // Checked at every attempt (DNS may have changed since the URL was saved), then pinned.
+    const verdict = await this.deps.targets.check(row.url);
+    if (!verdict.ok) {
       return {
         ok: false,
         statusCode: null,
-        error: 'Only http and https URLs',
-        permanent: true,
+        error: verdict.refused ? `Refused: ${verdict.reason}` : verdict.reason,
+        permanent: verdict.refused,
         counted: false,
       };
     }
-    const target = await resolveTarget(url, this.deps.allowPrivateTargets);
-    if (!target.ok) return { ...target, statusCode: null, counted: false };
+    const url = new URL(row.url);
+    const target = verdict.target;
 
     const body = JSON.stringify(row.payload);
     const timestamp = Math.floor(Date.now() / 1000);
@@ -274,95 +270,22 @@ export class WebhookService {
   }
 }
 
-/** Addresses a webhook may not reach unless ALLOW_PRIVATE_TARGETS is true. */
-const PRIVATE_RANGES: Array<[string, number, 'ipv4' | 'ipv6']> = [
-  ['0.0.0.0', 8, 'ipv4'], // "this" network
-  ['10.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'], // carrier-grade NAT
-  ['127.0.0.0', 8, 'ipv4'], // loopback
-  ['169.254.0.0', 16, 'ipv4'], // link-local, cloud metadata
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.0.0.0', 24, 'ipv4'], // IETF protocol assignments
-  ['192.168.0.0', 16, 'ipv4'],
-  ['198.18.0.0', 15, 'ipv4'], // benchmarking
-  ['224.0.0.0', 4, 'ipv4'], // multicast
-  ['240.0.0.0', 4, 'ipv4'], // reserved, broadcast
-  ['::', 128, 'ipv6'], // unspecified
-  ['::1', 128, 'ipv6'], // loopback
-  ['fc00::', 7, 'ipv6'], // unique local
-  ['fe80::', 10, 'ipv6'], // link-local
-  ['ff00::', 8, 'ipv6'], // multicast
-];
-const privateAddresses = new BlockList();
-for (const [network, prefix, family] of PRIVATE_RANGES) privateAddresses.addSubnet(network, prefix, family);
-
-/** Loopback, private, link-local and other non-public addresses (IPv4-mapped IPv6 included). */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  return privateAddresses.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
-
-type Target =
-  | { ok: true; address: string; family: number }
-  | { ok: false; error: string; permanent: boolean };
-
-/**
- * Resolves the host's addresses before connecting: any private one refuses the target (unless
- * allowed), and the connection then goes to the address that was checked, so a second DNS answer
- * cannot swap in another.
- */
-async function resolveTarget(url: URL, allowPrivate: boolean): Promise<Target> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: Array<{ address: string; family: number }>;
-  if (isIP(host)) {
-    addresses = [{ address: host, family: isIP(host) }];
-  } else {
-    try {
-      addresses = await lookup(host, { all: true, verbatim: true });
-    } catch (error) {
-      return {
-        ok: false,
-        error: `Could not resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? 'lookup failed'}`,
-        permanent: false,
-      };
-    }
-  }
-  const first = addresses[0];
-  if (!first) return { ok: false, error: `Could not resolve ${host}`, permanent: false };
-  if (!allowPrivate) {
-    const blocked = addresses.find((a) => isPrivateAddress(a.address));
-    if (blocked) {
-      return {
-        ok: false,
-        error: `Refused: ${host} resolves to ${blocked.address}, a loopback, private or link-local address (ALLOW_PRIVATE_TARGETS is false)`,
-        permanent: true,
-      };
-    }
-  }
-  return { ok: true, address: first.address, family: first.family };
-}
-
 class AttemptTimeout extends Error {}
 
 /** POSTs `body` to `url` over a connection to `target`; resolves once the answer has been read. */
 function post(
   url: URL,
-  target: { address: string; family: number },
+  target: ResolvedAddress,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
 ): Promise<{ statusCode: number; statusMessage: string }> {
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const request = client.request(url, {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      lookup: pinned,
+      lookup: pinnedLookup(target),
       agent: false,
     });
     let timedOut = false;
