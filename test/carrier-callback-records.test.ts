@@ -7,8 +7,8 @@
  * And a callback that cannot be verified answers the same whether or not the call, message or number
  * it points at exists, so that unsigned requests cannot probe which ones do.
  *
- * The platform is driven with `inject`; callbacks are built in each carrier's wire format and signed
- * with the keys the organizations hold (the carrier_b and carrier_c simulators serve as signers only).
+ * The platform is driven with `inject`; callbacks are built and signed in each carrier's wire format
+ * (support/carrier-callbacks.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
@@ -17,25 +17,21 @@ import { callEvents, calls, ledgerEntries, messages } from '../src/db/schema/ind
 import { Tenant } from '../src/db/tenant.js';
 import { insertCall } from '../src/domains/calls/store.js';
 import { insertMessage } from '../src/domains/sms/store.js';
-import { carrierASignature } from '../src/providers/carriers/carrier-a.js';
-import { encodeClientState } from '../src/providers/carriers/carrier-b.js';
-import { CarrierBSimulator } from '../src/sim/carrier-b.js';
-import { CarrierCSimulator } from '../src/sim/carrier-c.js';
 import { expectError } from './support/assertions.js';
+import {
+  type Account,
+  type Callback,
+  carrierA,
+  carrierB,
+  carrierC,
+  type CarrierKit as Kit,
+  nextNumber,
+} from './support/carrier-callbacks.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
 
-type CarrierId = 'carrier_a' | 'carrier_b' | 'carrier_c';
-
-/** The carriers' webhook keys: the one the organizations hold, and another account's. */
-const signerB = new CarrierBSimulator();
-const foreignB = new CarrierBSimulator();
-const signerC = new CarrierCSimulator();
-const foreignC = new CarrierCSimulator();
-
 let t: TestPlatform;
 let f: Factories;
-let serial = 0;
 
 beforeAll(async () => {
   // Nothing here reaches a carrier's API: nothing listens at these addresses.
@@ -50,10 +46,8 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Org {
+interface Org extends Account {
   admin: TestUser;
-  credentials: Record<string, string>;
-  number: string;
 }
 
 /** A record's ids: ours, and the carrier's (null while the carrier has not answered our request). */
@@ -68,246 +62,7 @@ interface MessageRef {
   to: string;
 }
 
-/** A callback as the carrier posts it: its body, content type, and how it is signed. */
-interface Callback {
-  body: string;
-  contentType: string;
-  /** carrier_a's form fields (its signature covers them and the URL). */
-  form?: Record<string, string>;
-}
-
 type Signing = 'good' | 'foreign' | 'none';
-
-/** What differs between the carriers: credentials, wire formats and signatures. */
-interface Kit {
-  id: CarrierId;
-  credentials(): Record<string, string>;
-  /** A final status: call `call` completed after 600 s. */
-  completed(org: Org, call: { id: number; sid: string; to: string }): Callback;
-  /** The callback that asks what to do when call `call` connected (carrier_b: its `call.answered`). */
-  answered(org: Org, call: { id: number; sid: string; to: string }): Callback;
-  /** A delivery receipt: message `providerId` was delivered. */
-  delivered(org: Org, message: { providerId: string; to: string }): Callback;
-  /** Someone texts `to`. */
-  inboundMessage(org: Org, to: string): Callback;
-  /** Someone calls `to`. */
-  inboundCall(org: Org, to: string): Callback;
-  /** Headers signing `callback` for `url` with the organization's key (`good`) or another account's. */
-  sign(
-    org: Org,
-    url: string,
-    callback: Callback,
-    signing: 'good' | 'foreign',
-  ): Promise<Record<string, string>>;
-}
-
-const wire = (number: string) => number.replace(/^\+/, '');
-const iso = (ms: number) => new Date(ms).toISOString();
-const hex32 = () => randomUUID().replace(/-/g, '');
-
-function form(fields: Record<string, string>): Callback {
-  return {
-    body: new URLSearchParams(fields).toString(),
-    contentType: 'application/x-www-form-urlencoded',
-    form: fields,
-  };
-}
-
-function json(value: unknown): Callback {
-  return { body: JSON.stringify(value), contentType: 'application/json' };
-}
-
-function envelope(eventType: string, payload: Record<string, unknown>): Callback {
-  return json({
-    data: {
-      record_type: 'event',
-      event_type: eventType,
-      id: randomUUID(),
-      occurred_at: iso(Date.now()),
-      payload,
-    },
-    meta: { attempt: 1 },
-  });
-}
-
-const carrierA: Kit = {
-  id: 'carrier_a',
-  credentials: () => ({
-    account_sid: `AC${hex32()}`,
-    auth_token: `token-${randomUUID()}`,
-  }),
-  completed: (org, call) =>
-    form({
-      CallSid: call.sid,
-      AccountSid: org.credentials.account_sid!,
-      CallStatus: 'completed',
-      CallDuration: '600',
-      Direction: 'outbound-api',
-      From: org.number,
-      To: call.to,
-    }),
-  answered: (org, call) =>
-    form({
-      CallSid: call.sid,
-      AccountSid: org.credentials.account_sid!,
-      CallStatus: 'in-progress',
-      Direction: 'outbound-api',
-      From: org.number,
-      To: call.to,
-    }),
-  delivered: (org, message) =>
-    form({
-      MessageSid: message.providerId,
-      AccountSid: org.credentials.account_sid!,
-      MessageStatus: 'delivered',
-      From: org.number,
-      To: message.to,
-    }),
-  inboundMessage: (org, to) =>
-    form({
-      MessageSid: `SM${hex32()}`,
-      AccountSid: org.credentials.account_sid!,
-      From: nextNumber(),
-      To: to,
-      Body: 'Hello',
-      NumMedia: '0',
-    }),
-  inboundCall: (org, to) =>
-    form({
-      CallSid: `CA${hex32()}`,
-      AccountSid: org.credentials.account_sid!,
-      CallStatus: 'ringing',
-      Direction: 'inbound',
-      From: nextNumber(),
-      To: to,
-    }),
-  async sign(org, url, callback, signing) {
-    const token = signing === 'good' ? org.credentials.auth_token! : 'another-accounts-token';
-    return { 'x-twilio-signature': carrierASignature(token, url, callback.form!) };
-  },
-};
-
-const carrierB: Kit = {
-  id: 'carrier_b',
-  credentials: () => ({
-    api_key: `KEY-${randomUUID()}`,
-    connection_id: String(8_000_000 + serial++),
-    public_key: signerB.publicKey,
-  }),
-  completed: (org, call) =>
-    envelope('call.hangup', {
-      call_control_id: call.sid,
-      connection_id: org.credentials.connection_id,
-      client_state: encodeClientState(call.id),
-      from: org.number,
-      to: call.to,
-      hangup_cause: 'normal_clearing',
-      start_time: iso(Date.now() - 600_000),
-      end_time: iso(Date.now()),
-    }),
-  answered: (org, call) =>
-    envelope('call.answered', {
-      call_control_id: call.sid,
-      connection_id: org.credentials.connection_id,
-      client_state: encodeClientState(call.id),
-      from: org.number,
-      to: call.to,
-    }),
-  delivered: (org, message) =>
-    envelope('message.finalized', {
-      record_type: 'message',
-      direction: 'outbound',
-      id: message.providerId,
-      from: { phone_number: org.number },
-      to: [{ phone_number: message.to, status: 'delivered' }],
-      errors: [],
-    }),
-  inboundMessage: (_org, to) =>
-    envelope('message.received', {
-      record_type: 'message',
-      direction: 'inbound',
-      id: randomUUID(),
-      from: { phone_number: nextNumber() },
-      to: [{ phone_number: to, status: 'delivered' }],
-      text: 'Hello',
-      media: [],
-    }),
-  inboundCall: (org, to) =>
-    envelope('call.initiated', {
-      call_control_id: `v3:${randomUUID()}`,
-      connection_id: org.credentials.connection_id,
-      direction: 'incoming',
-      from: nextNumber(),
-      to,
-    }),
-  async sign(_org, _url, callback, signing) {
-    return (signing === 'good' ? signerB : foreignB).signatureHeaders(callback.body);
-  },
-};
-
-const carrierC: Kit = {
-  id: 'carrier_c',
-  credentials: () => ({
-    application_id: randomUUID(),
-    // Only webhooks are verified here; nothing is sent to the carrier.
-    private_key: 'not used: no request reaches the carrier',
-    signature_secret: signerC.signatureSecret,
-  }),
-  completed: (org, call) =>
-    json({
-      uuid: call.sid,
-      conversation_uuid: `CON-${randomUUID()}`,
-      status: 'completed',
-      direction: 'outbound',
-      from: wire(org.number),
-      to: wire(call.to),
-      timestamp: iso(Date.now()),
-      duration: '600',
-    }),
-  answered: (org, call) =>
-    json({
-      uuid: call.sid,
-      conversation_uuid: `CON-${randomUUID()}`,
-      from: wire(org.number),
-      to: wire(call.to),
-    }),
-  delivered: (org, message) =>
-    json({
-      message_uuid: message.providerId,
-      from: wire(org.number),
-      to: wire(message.to),
-      timestamp: iso(Date.now()),
-      status: 'delivered',
-      channel: 'sms',
-    }),
-  inboundMessage: (_org, to) =>
-    json({
-      channel: 'sms',
-      message_uuid: randomUUID(),
-      from: wire(nextNumber()),
-      to: wire(to),
-      message_type: 'text',
-      text: 'Hello',
-    }),
-  inboundCall: (_org, to) =>
-    json({
-      uuid: randomUUID(),
-      conversation_uuid: `CON-${randomUUID()}`,
-      from: wire(nextNumber()),
-      to: wire(to),
-    }),
-  async sign(org, _url, callback, signing) {
-    const signer = signing === 'good' ? signerC : foreignC;
-    return {
-      authorization: `Bearer ${await signer.webhookToken(callback.body, org.credentials.application_id)}`,
-    };
-  },
-};
-
-function nextNumber(): string {
-  serial += 1;
-  return `+1415666${String(1000 + serial).padStart(4, '0')}`;
-}
 
 /** An organization holding `kit`'s credentials, with an assistant and a number routed to it. */
 async function organization(kit: Kit): Promise<Org> {
