@@ -72,15 +72,8 @@ export class CarrierWebhookService {
     const adapter = this.deps.carriers[carrier];
     const owner = adapter.identifyWebhook(webhook);
     const subject = await this.#subject(adapter, kind, owner, query);
-    const credentials = subject
-      ? (
-          await this.deps.resolver.telephonyCredentials(new Tenant(subject.organizationId), {
-            provider: carrier,
-            assistantId: subject.assistantId,
-          })
-        ).credentials
-      : undefined;
-    if (!subject || !credentials || !adapter.verifyWebhook(credentials, webhook)) throw forbidden(UNVERIFIED);
+    // Nothing of ours, or a signature that does not verify: one answer, so that it tells nothing.
+    if (!subject || !(await this.#verified(adapter, subject, webhook))) throw forbidden(UNVERIFIED);
     const tenant = new Tenant(subject.organizationId);
 
     const events = adapter.parseWebhook(webhook);
@@ -145,6 +138,18 @@ export class CarrierWebhookService {
       };
     }
     return this.#byNumber(adapter, owner.ourNumber);
+  }
+
+  /** Whether the webhook is signed for the organization (or assistant) that owns its subject. */
+  async #verified(adapter: CarrierAdapter, subject: Subject, webhook: IncomingWebhook): Promise<boolean> {
+    const { credentials } = await this.deps.resolver.telephonyCredentials(
+      new Tenant(subject.organizationId),
+      {
+        provider: adapter.id,
+        assistantId: subject.assistantId,
+      },
+    );
+    return credentials !== null && adapter.verifyWebhook(credentials, webhook);
   }
 
   /**
