@@ -481,10 +481,14 @@ describe('status webhooks', () => {
     expect(call_sid).toBeTruthy();
   });
 
-  it('404 for a webhook that matches no call; 400/404 for an unknown carrier or kind', async () => {
+  it('403 for a webhook that matches no call (as for a bad signature); 400/404 for an unknown carrier or kind', async () => {
     const org = await organization();
     const url = `${t.baseUrl}/webhooks/carrier_a/status?call_id=2000000000`;
-    expectError(await post(url, { CallSid: 'CA1', CallStatus: 'completed' }, org.account.auth_token), 404);
+    expectError(
+      await post(url, { CallSid: 'CA1', CallStatus: 'completed' }, org.account.auth_token),
+      403,
+      /^Invalid webhook signature$/,
+    );
     const unknown = await t.app.inject({
       method: 'POST',
       url: '/webhooks/carrier_z/status',

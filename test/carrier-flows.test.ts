@@ -771,14 +771,15 @@ describe.each(KITS)('$id', (kit) => {
       expect(await inboundRows(ours.admin.organizationId)).toHaveLength(0);
     });
 
-    it('a webhook on another carrier’s path matches nothing', async () => {
+    it('a webhook on another carrier’s path matches nothing: refused like a bad signature', async () => {
       const org = await organization(kit);
       const call = await place(kit, org, { status: 'busy' });
       const other = kit.id === 'carrier_b' ? carrierC : carrierB;
       const body = kit.completed(org, call, 60);
       expectError(
         await postWebhook(other, `status?call_id=${call.id}`, body, await kit.sign(body, org)),
-        404,
+        403,
+        /^Invalid webhook signature$/,
       );
       expect(await callRow(call.id)).toMatchObject({ status: 'busy', duration: 0 });
     });

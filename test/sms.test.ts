@@ -1020,7 +1020,7 @@ describe('inbound messages and receipts', () => {
     expect(received.filter((r) => r.body.data.message_id === rows[0]!.id)).toHaveLength(1);
   });
 
-  it('refuses a bad signature (403) and stores nothing; 404 for a number of nobody', async () => {
+  it('refuses a bad signature (403) and stores nothing; a number of nobody answers the same 403', async () => {
     const org = await organization({ smsWebhook: true });
     const url = `${t.baseUrl}/webhooks/carrier_a/sms`;
     const params = {
@@ -1051,7 +1051,7 @@ describe('inbound messages and receipts', () => {
     expect(misdirected.status).toBe(403);
     expect(await inboundRows(org.number)).toHaveLength(0);
     const nobody = await signedPost(url, org.account.auth_token, { ...params, To: '+12025550143' });
-    expect(nobody.status).toBe(404);
+    expect(nobody.status).toBe(403);
     await sleep(500);
     expect(received.filter((r) => r.body.data.message === 'Forged')).toHaveLength(0);
   });

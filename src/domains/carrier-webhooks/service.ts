@@ -2,7 +2,10 @@
  * Incoming carrier webhooks. A webhook is trusted only after its signature is verified with the
  * credentials of the organization it concerns: first find that organization (from our id in the
  * URL, the carrier's id, or our number in the event — platform-wide lookups that change nothing),
- * then verify, then apply what it reports. A bad signature gets 403 and changes nothing.
+ * then verify, then check that the call or message it reports is the record it was sent for, then
+ * apply what it reports. A webhook that matches nothing of ours, or whose signature does not verify,
+ * gets the same 403 (an unsigned request must not learn which calls, messages or numbers exist); a
+ * signed one reporting another record than its URL names gets 403 too. None of them changes anything.
  *
  * Kinds: `voice` (a connected call asks what to do; inbound calls start here), `status` (call
  * status changes), `sms` (inbound messages), `sms-status` (delivery receipts).
@@ -11,7 +14,13 @@ import type { Db } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import { AppError, forbidden, notFound } from '../../http/errors.js';
 import type { Carriers } from '../../providers/carriers/index.js';
-import type { CarrierAdapter, CarrierId, IncomingWebhook } from '../../providers/carriers/types.js';
+import type {
+  CarrierAdapter,
+  CarrierEvent,
+  CarrierId,
+  IncomingWebhook,
+  WebhookOwner,
+} from '../../providers/carriers/types.js';
 import type { CallService } from '../calls/service.js';
 import * as callStore from '../calls/store.js';
 import { entryAssistantOf } from '../graphs/store.js';
@@ -31,12 +40,15 @@ export interface WebhookAnswer {
 
 const NO_CONTENT: WebhookAnswer = { status: 204, body: '' };
 
+/** The one answer to a webhook we cannot trust, whether or not anything of ours matches it. */
+const UNVERIFIED = 'Invalid webhook signature';
+
 /** Who a webhook concerns, as found before verification. */
 interface Subject {
   organizationId: number;
   assistantId: number | null;
   call?: callStore.CallRow;
-  messageId?: string;
+  message?: Pick<smsStore.MessageRow, 'id' | 'providerMessageId'>;
   number?: { id: number; assistantId: number | null; provider: string; phoneNumber: string };
 }
 
@@ -58,25 +70,25 @@ export class CarrierWebhookService {
     query: { call_id?: number; message_id?: string },
   ): Promise<WebhookAnswer> {
     const adapter = this.deps.carriers[carrier];
-    const subject = await this.#subject(adapter, kind, webhook, query);
-    if (!subject) throw notFound('Nothing of ours matches this webhook');
+    const owner = adapter.identifyWebhook(webhook);
+    const subject = await this.#subject(adapter, kind, owner, query);
+    // Nothing of ours, or a signature that does not verify: one answer, so that it tells nothing.
+    if (!subject || !(await this.#verified(adapter, subject, webhook))) throw forbidden(UNVERIFIED);
     const tenant = new Tenant(subject.organizationId);
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider: carrier,
-      assistantId: subject.assistantId,
-    });
-    if (!credentials || !adapter.verifyWebhook(credentials, webhook))
-      throw forbidden('Invalid webhook signature');
 
     const events = adapter.parseWebhook(webhook);
+    // A signature may not cover the URL (carrier_b, carrier_c sign the body only): a callback signed
+    // for one call, replayed to another call's URL, must not complete or charge that one.
+    if (!(await this.#reportsOnly(adapter, subject, idsNamed(owner, events))))
+      throw forbidden('The webhook reports another call or message than the one it was sent for');
     let call = subject.call;
     for (const event of events) {
       if (event.kind === 'call_status' && call) {
         await this.deps.calls.applyStatus(subject.organizationId, call.id, event);
       } else if (event.kind === 'inbound_call' && !call && subject.number && kind === 'voice') {
         call = await this.deps.calls.startInbound(tenant, subject.number, event);
-      } else if (event.kind === 'message_status' && subject.messageId) {
-        await this.deps.sms.applyReceipt(subject.organizationId, subject.messageId, event);
+      } else if (event.kind === 'message_status' && subject.message) {
+        await this.deps.sms.applyReceipt(subject.organizationId, subject.message.id, event);
       } else if (event.kind === 'inbound_message' && subject.number) {
         await this.deps.sms.receive(subject.organizationId, subject.number, event);
       }
@@ -91,11 +103,10 @@ export class CarrierWebhookService {
   async #subject(
     adapter: CarrierAdapter,
     kind: WebhookKind,
-    webhook: IncomingWebhook,
+    owner: WebhookOwner,
     query: { call_id?: number; message_id?: string },
   ): Promise<Subject | undefined> {
     const { db } = this.deps;
-    const owner = adapter.identifyWebhook(webhook);
     if (kind === 'voice' || kind === 'status') {
       const call =
         query.call_id !== undefined
@@ -123,10 +134,52 @@ export class CarrierWebhookService {
       return {
         organizationId: message.organizationId,
         assistantId: message.assistantId,
-        messageId: message.id,
+        message: { id: message.id, providerMessageId: message.providerMessageId },
       };
     }
     return this.#byNumber(adapter, owner.ourNumber);
+  }
+
+  /** Whether the webhook is signed for the organization (or assistant) that owns its subject. */
+  async #verified(adapter: CarrierAdapter, subject: Subject, webhook: IncomingWebhook): Promise<boolean> {
+    const { credentials } = await this.deps.resolver.telephonyCredentials(
+      new Tenant(subject.organizationId),
+      {
+        provider: adapter.id,
+        assistantId: subject.assistantId,
+      },
+    );
+    return credentials !== null && adapter.verifyWebhook(credentials, webhook);
+  }
+
+  /**
+   * Whether a verified webhook reports only the record it concerns: a webhook for a call names that
+   * call's carrier id and no other call or message (carrier_b's echoed call id too must be the
+   * call's); one for a message likewise. A webhook found by our number names a new inbound call or
+   * message, which no record holds yet.
+   */
+  async #reportsOnly(adapter: CarrierAdapter, subject: Subject, named: NamedIds): Promise<boolean> {
+    const { db } = this.deps;
+    const { call, message } = subject;
+    if (call) {
+      if (named.messageIds.size > 0 || named.callSids.size === 0) return false;
+      if ([...named.callIds].some((id) => id !== call.id)) return false;
+      for (const sid of named.callSids) {
+        const held = () => callStore.unscoped.callBySid(db, adapter.id, sid);
+        if (!(await isCarrierIdOf({ id: call.id, carrierId: call.callSid }, sid, held))) return false;
+      }
+      return true;
+    }
+    if (message) {
+      if (named.callSids.size > 0 || named.messageIds.size === 0) return false;
+      for (const messageId of named.messageIds) {
+        const held = () => smsStore.unscoped.messageByProviderId(db, adapter.id, messageId);
+        const record = { id: message.id, carrierId: message.providerMessageId };
+        if (!(await isCarrierIdOf(record, messageId, held))) return false;
+      }
+      return true;
+    }
+    return true;
   }
 
   async #byNumber(adapter: CarrierAdapter, ourNumber: string | undefined): Promise<Subject | undefined> {
@@ -141,4 +194,38 @@ export class CarrierWebhookService {
         : null);
     return { organizationId: number.organizationId, assistantId, number: { ...number, assistantId } };
   }
+}
+
+/** The carrier's ids a webhook names: its calls and messages, and our call ids it echoes (carrier_b). */
+interface NamedIds {
+  callSids: Set<string>;
+  messageIds: Set<string>;
+  callIds: Set<number>;
+}
+
+/** Every id a webhook names, as the adapter reads it (before verification) and in each event it reports. */
+function idsNamed(owner: WebhookOwner, events: CarrierEvent[]): NamedIds {
+  const named: NamedIds = { callSids: new Set(), messageIds: new Set(), callIds: new Set() };
+  if (owner.callSid) named.callSids.add(owner.callSid);
+  if (owner.messageId) named.messageIds.add(owner.messageId);
+  for (const event of events) {
+    if (event.kind === 'call_status' || event.kind === 'inbound_call') named.callSids.add(event.callSid);
+    else named.messageIds.add(event.messageId);
+    if (event.kind === 'call_status' && event.callId !== undefined) named.callIds.add(event.callId);
+  }
+  return named;
+}
+
+/**
+ * Whether `carrierId` is the record's id at the carrier: the one stored or — while none is stored
+ * yet, because the callback overtook the carrier's answer to our request — one no other record holds.
+ */
+async function isCarrierIdOf<Id>(
+  record: { id: Id; carrierId: string | null },
+  carrierId: string,
+  holder: () => Promise<{ id: Id } | undefined>,
+): Promise<boolean> {
+  if (record.carrierId !== null) return record.carrierId === carrierId;
+  const held = await holder();
+  return held === undefined || held.id === record.id;
 }
