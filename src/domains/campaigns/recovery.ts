@@ -112,7 +112,7 @@ export class CampaignRecovery {
     if (!call) return touch();
     if (FINAL_CALL_STATUSES.includes(call.status)) {
       // Final already (finished outside the listener's reach): finish the attempt from the record.
-      await this.deps.queue.transaction((tx, jobs) =>
+      await this.deps.queue.retryingTransaction((tx, jobs) =>
         this.deps.executor.callFinished(tx, jobs, tenant, call),
       );
       return;
@@ -170,8 +170,11 @@ export class CampaignRecovery {
    * attempt number (the orphan call record is failed, detached from the execution first).
    */
   async #dialAgain(tenant: Tenant, execution: store.ExecutionRecord, callId: number): Promise<void> {
-    const reset = await this.deps.queue.transaction(async (tx, jobs) => {
-      const locked = await store.findExecution(tx, tenant, execution.id, { forUpdate: true });
+    const reset = await this.deps.queue.retryingTransaction(async (tx, jobs) => {
+      // The lock order (executor.ts): the campaign first, so a stop that is skipping the campaign's
+      // waiting attempts does not see this one become waiting half-way through.
+      await store.shareCampaign(tx, tenant, execution.campaignId);
+      const locked = await store.findExecution(tx, tenant, execution.id, { lock: true });
       if (locked?.status !== 'in_progress' || locked.callId !== callId) return false;
       await store.updateExecution(tx, tenant, execution.id, {
         status: 'pending',
@@ -205,7 +208,7 @@ export class CampaignRecovery {
       message.status === 'sending' &&
       Date.now() - message.updatedAt.getTime() > SENDING_INTERRUPTED_SECONDS * 1000;
     if (message.status === 'queued' || (message.status === 'sending' && !interrupted)) return touch();
-    await this.deps.queue.transaction(async (tx, jobs) => {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       let settled = message;
       if (interrupted) {
         const failed = await smsStore.updateMessage(
@@ -222,8 +225,9 @@ export class CampaignRecovery {
         if (!failed) return;
         settled = failed;
       }
-      const locked = await store.executionOf(tx, tenant, { messageId: settled.id });
-      if (locked) await this.deps.executor.finishAttempt(tx, jobs, tenant, locked, messageOutcome(settled));
+      const execution = await store.executionOf(tx, tenant, { messageId: settled.id });
+      if (execution)
+        await this.deps.executor.finishAttempt(tx, jobs, tenant, execution, messageOutcome(settled));
     });
   }
 }
