@@ -32,7 +32,9 @@
  * - executions last, including the foreign-key checks an execution's insert or second update makes
  *   on its campaign and contact (FOR KEY SHARE, which those lock modes do not block);
  * - the call or message whose news settles an attempt is locked before all of these: it is what
- *   the news changes first, and no campaign transaction locks an existing call or message.
+ *   the news changes first, and no campaign transaction locks an existing call or message;
+ * - dispatch jobs, unique per campaign while they wait, are enqueued for several campaigns in the
+ *   order of their ids (`runningCampaigns`).
  *
  * Each of these transactions runs in `queue.retryingTransaction`: should PostgreSQL still abort one
  * for a deadlock or a serialization failure, it runs again instead of failing a request or a job.
