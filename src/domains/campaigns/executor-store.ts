@@ -11,7 +11,6 @@
 import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import {
-  type CampaignStatus,
   type ContactStatus,
   campaignContacts,
   campaignExecutions,
@@ -412,53 +411,3 @@ export async function runningCampaigns(ex: Executor, tenant: Tenant): Promise<nu
     .orderBy(asc(campaigns.id));
   return rows.map((row) => row.id);
 }
-
-/**
- * Work the sweep looks for, on the whole platform (each row names its organization): schedules
- * that are due, running campaigns, attempts in flight with no news for `staleSeconds`, and
- * executions whose attempt job has not run for a while.
- */
-export const sweepQueries = {
-  async dueSchedules(ex: Executor): Promise<Array<{ campaignId: number; organizationId: number }>> {
-    return ex
-      .select({ campaignId: campaignSchedules.campaignId, organizationId: campaignSchedules.organizationId })
-      .from(campaignSchedules)
-      .where(sql`${campaignSchedules.nextRunAt} <= now()`);
-  },
-
-  async runningCampaigns(ex: Executor): Promise<Array<{ campaignId: number; organizationId: number }>> {
-    return ex
-      .select({ campaignId: campaigns.id, organizationId: campaigns.organizationId })
-      .from(campaigns)
-      .where(eq(campaigns.status, 'running' satisfies CampaignStatus));
-  },
-
-  async staleAttempts(ex: Executor, staleSeconds: number): Promise<ExecutionRecord[]> {
-    return ex
-      .select()
-      .from(campaignExecutions)
-      .where(
-        and(
-          eq(campaignExecutions.status, 'in_progress'),
-          sql`coalesce(${campaignExecutions.checkedAt}, ${campaignExecutions.updatedAt}) < now() - make_interval(secs => ${staleSeconds}::float8)`,
-        ),
-      )
-      .limit(500);
-  },
-
-  async waitingExecutions(ex: Executor, staleSeconds: number): Promise<ExecutionRecord[]> {
-    return ex
-      .select()
-      .from(campaignExecutions)
-      .innerJoin(campaigns, eq(campaigns.id, campaignExecutions.campaignId))
-      .where(
-        and(
-          eq(campaignExecutions.status, 'pending'),
-          eq(campaigns.status, 'running'),
-          sql`${campaignExecutions.updatedAt} < now() - make_interval(secs => ${staleSeconds}::float8)`,
-        ),
-      )
-      .limit(500)
-      .then((rows) => rows.map((row) => row.campaign_executions));
-  },
-};

@@ -24,6 +24,7 @@ import type { ConfigResolver } from '../runtime/resolve-config.js';
 import * as smsStore from '../sms/store.js';
 import { type CampaignExecutor, messageOutcome } from './executor.js';
 import * as store from './executor-store.js';
+import { sweepQueries } from './recovery-store.js';
 
 /** A message still `sending` after this long was interrupted (as the SMS queue judges it). */
 const SENDING_INTERRUPTED_SECONDS = 60;
@@ -70,19 +71,19 @@ export class CampaignRecovery {
   async sweep(): Promise<void> {
     const { db, queue, recoverAfterSeconds } = this.deps;
     if (!queue.running) return;
-    for (const due of await store.sweepQueries.dueSchedules(db))
+    for (const due of await sweepQueries.dueSchedules(db))
       await queue.enqueue('campaign.wakeup', {
         campaign_id: due.campaignId,
         organization_id: due.organizationId,
       });
-    for (const running of await store.sweepQueries.runningCampaigns(db)) {
+    for (const running of await sweepQueries.runningCampaigns(db)) {
       await queue.enqueue(
         'campaign.dispatch',
         { campaign_id: running.campaignId, organization_id: running.organizationId },
         { singletonKey: String(running.campaignId) },
       );
     }
-    for (const waiting of await store.sweepQueries.waitingExecutions(db, recoverAfterSeconds)) {
+    for (const waiting of await sweepQueries.waitingExecutions(db, recoverAfterSeconds)) {
       // Touched (updated_at), so the next sweep waits its turn before handing it out again.
       await store.updateExecution(db, new Tenant(waiting.organizationId), waiting.id, {});
       await queue.enqueue('campaign.attempt', {
@@ -90,7 +91,7 @@ export class CampaignRecovery {
         organization_id: waiting.organizationId,
       });
     }
-    for (const stale of await store.sweepQueries.staleAttempts(db, recoverAfterSeconds)) {
+    for (const stale of await sweepQueries.staleAttempts(db, recoverAfterSeconds)) {
       if (!queue.running) return;
       try {
         await this.recoverAttempt(stale);
