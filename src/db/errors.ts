@@ -1,4 +1,8 @@
-/** Recognises database errors that callers answer as a client's mistake rather than a fault. */
+/**
+ * Recognises database errors: those callers answer as a client's mistake rather than a fault, those
+ * that only say a transaction lost a race with another and may simply run again, and what of them
+ * may be told in a log line.
+ */
 
 /**
  * The database's own error (pg's or PGlite's: both carry a SQLSTATE `code` and a `severity`) inside
@@ -37,6 +41,18 @@ export const isNumericOverflow = (error: unknown) => hasCode(error, '22003');
 
 /** A foreign key refused the change (SQLSTATE 23503): the row it names is gone, or still in use. */
 export const isForeignKeyViolation = (error: unknown) => hasCode(error, '23503');
+
+/** PostgreSQL broke a deadlock by aborting this transaction (SQLSTATE 40P01). */
+export const isDeadlock = (error: unknown) => hasCode(error, '40P01');
+
+/** A concurrent transaction made this one's reads stale (SQLSTATE 40001, serialization_failure). */
+export const isSerializationFailure = (error: unknown) => hasCode(error, '40001');
+
+/**
+ * The transaction lost a race rather than did anything wrong: run again from the start, it would
+ * very likely succeed (PostgreSQL's advice for both SQLSTATEs). See `retryOnConflict` (retry.ts).
+ */
+export const isTransientConflict = (error: unknown) => isDeadlock(error) || isSerializationFailure(error);
 
 /**
  * A value the database could not take (SQLSTATE class 22, "data exception": out of range, bad

@@ -8,6 +8,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import PgBoss from 'pg-boss';
 import type { Database, Tx } from '../db/client.js';
 import { withoutValues } from '../db/errors.js';
+import { retryOnConflict } from '../db/retry.js';
 import { type JobName, type JobPayloads, jobPolicies } from './jobs.js';
 
 export interface JobLogger {
@@ -134,6 +135,19 @@ export class JobQueue {
     );
     for (const name of enqueued) this.wake(name);
     return result;
+  }
+
+  /**
+   * `transaction`, run again (a new transaction, `body` called afresh) when PostgreSQL aborts it
+   * for a deadlock or a serialization failure — see `retryOnConflict` in db/retry.ts. For bodies
+   * that only touch the database and enqueue jobs: nothing of an aborted run survives, its jobs
+   * included, and workers are woken only for the run that committed.
+   */
+  retryingTransaction<T>(body: (tx: Tx, jobs: JobEnqueuer) => Promise<T>): Promise<T> {
+    return retryOnConflict(() => this.transaction(body), {
+      onRetry: (error, attempt) =>
+        this.log.warn({ err: error, attempt }, 'transaction aborted by a lock conflict; running it again'),
+    });
   }
 
   /** Enqueues outside any transaction. */

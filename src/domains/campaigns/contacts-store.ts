@@ -44,7 +44,8 @@ export async function campaignStatus(
 
 /**
  * Locks the campaign row for the rest of the transaction: imports into one campaign take turns, and
- * a start or an update of the campaign waits for the import to commit.
+ * a start or an update of the campaign waits for the import to commit. FOR NO KEY UPDATE, as the
+ * executor's lock (the lock order is in executor.ts): the campaign first, then its contacts.
  */
 export async function lockCampaign(
   ex: Executor,
@@ -55,7 +56,7 @@ export async function lockCampaign(
     .select({ status: campaigns.status, availableVariables: campaigns.availableVariables })
     .from(campaigns)
     .where(tenant.where(campaigns, eq(campaigns.id, campaignId)))
-    .for('update');
+    .for('no key update');
   return row;
 }
 

@@ -1,12 +1,16 @@
 /**
- * SQL of the campaign executor: locking a campaign, counting attempts in flight, claiming due
- * contacts into execution rows (one statement, so a contact and its attempt number move together),
- * claiming an execution before it runs, and settling an attempt's contact.
+ * SQL of the campaign executor: locking a campaign and an attempt's rows (in the order executor.ts
+ * lays down), counting attempts in flight, claiming due contacts into execution rows (one
+ * statement, so a contact and its attempt number move together), claiming an execution before it
+ * runs, and settling an attempt's contact.
+ *
+ * Row locks are FOR NO KEY UPDATE — what an UPDATE of these rows takes anyway, as no key ever
+ * changes — rather than FOR UPDATE, which would also block the FOR KEY SHARE that PostgreSQL's
+ * foreign-key checks take on a campaign or contact whenever an execution row is written.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import {
-  type CampaignStatus,
   type ContactStatus,
   campaignContacts,
   campaignExecutions,
@@ -40,6 +44,7 @@ export async function findCampaignRecord(
   return row;
 }
 
+/** The campaign, locked for a change: moves, dispatches and attempt outcomes take turns on it. */
 export async function lockCampaign(
   ex: Executor,
   tenant: Tenant,
@@ -49,8 +54,46 @@ export async function lockCampaign(
     .select()
     .from(campaigns)
     .where(tenant.where(campaigns, eq(campaigns.id, id)))
-    .for('update');
+    .for('no key update');
   return row;
+}
+
+/**
+ * The campaign, share-locked: an attempt claiming its execution reads the campaign's status and
+ * keeps it from changing until the claim commits (a pause or stop waits, or the claim sees it),
+ * while the campaign's other attempts claim theirs at the same time.
+ */
+export async function shareCampaign(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<CampaignRecord | undefined> {
+  const [row] = await ex
+    .select()
+    .from(campaigns)
+    .where(tenant.where(campaigns, eq(campaigns.id, id)))
+    .for('share');
+  return row;
+}
+
+/**
+ * The three rows an attempt's outcome changes, locked in the order of every campaign transaction
+ * (executor.ts): its campaign, then its contact, then the execution itself — read again under its
+ * lock, as it may have moved on since `execution` was read.
+ */
+export async function lockAttempt(
+  ex: Executor,
+  tenant: Tenant,
+  execution: Pick<ExecutionRecord, 'id' | 'campaignId' | 'contactId'>,
+): Promise<{
+  campaign: CampaignRecord | undefined;
+  contact: ContactRecord | undefined;
+  execution: ExecutionRecord | undefined;
+}> {
+  const campaign = await lockCampaign(ex, tenant, execution.campaignId);
+  const contact = await findContact(ex, tenant, execution.contactId, { lock: true });
+  const locked = await findExecution(ex, tenant, execution.id, { lock: true });
+  return { campaign, contact, execution: locked };
 }
 
 export async function updateCampaign(
@@ -195,17 +238,20 @@ export async function findExecution(
   ex: Executor,
   tenant: Tenant,
   id: number,
-  options: { forUpdate?: boolean } = {},
+  options: { lock?: boolean } = {},
 ): Promise<ExecutionRecord | undefined> {
   const query = ex
     .select()
     .from(campaignExecutions)
     .where(tenant.where(campaignExecutions, eq(campaignExecutions.id, id)));
-  const [row] = options.forUpdate ? await query.for('update') : await query;
+  const [row] = options.lock ? await query.for('no key update') : await query;
   return row;
 }
 
-/** The execution (locked) whose attempt is this call or this message, if one is. */
+/**
+ * The execution whose attempt is this call or this message, if one is — not locked: its outcome
+ * locks it after its campaign and contact (`lockAttempt`).
+ */
 export async function executionOf(
   ex: Executor,
   tenant: Tenant,
@@ -215,11 +261,7 @@ export async function executionOf(
     'callId' in attempt
       ? eq(campaignExecutions.callId, attempt.callId)
       : eq(campaignExecutions.smsId, attempt.messageId);
-  const [row] = await ex
-    .select()
-    .from(campaignExecutions)
-    .where(tenant.where(campaignExecutions, match))
-    .for('update');
+  const [row] = await ex.select().from(campaignExecutions).where(tenant.where(campaignExecutions, match));
   return row;
 }
 
@@ -259,13 +301,13 @@ export async function findContact(
   ex: Executor,
   tenant: Tenant,
   id: number,
-  options: { forUpdate?: boolean } = {},
+  options: { lock?: boolean } = {},
 ): Promise<ContactRecord | undefined> {
   const query = ex
     .select()
     .from(campaignContacts)
     .where(tenant.where(campaignContacts, eq(campaignContacts.id, id)));
-  const [row] = options.forUpdate ? await query.for('update') : await query;
+  const [row] = options.lock ? await query.for('no key update') : await query;
   return row;
 }
 
@@ -295,27 +337,22 @@ export async function resetContacts(
 }
 
 /**
- * Stop: executions not yet started and waiting contacts are skipped (attempts already under way
- * finish, with no retry). Returns how many contacts were skipped.
+ * Stop: waiting contacts and executions not yet started are skipped (attempts already under way
+ * finish, with no retry) — contacts first, then executions, the order of every campaign
+ * transaction. The caller holds the campaign, so no execution is claimed or created meanwhile.
+ * Returns how many contacts were skipped.
  */
 export async function skipWaiting(ex: Executor, tenant: Tenant, campaignId: number): Promise<number> {
-  const executions = await ex
-    .update(campaignExecutions)
-    .set({
-      status: 'skipped',
-      finishedAt: sql`now()`,
-      updatedAt: sql`now()`,
-      executionData: sql`${campaignExecutions.executionData} || '{"error_details": "The campaign was stopped before this attempt started"}'::jsonb`,
-    })
-    .where(
-      tenant.where(
-        campaignExecutions,
-        eq(campaignExecutions.campaignId, campaignId),
-        eq(campaignExecutions.status, 'pending'),
-      ),
-    )
-    .returning({ contactId: campaignExecutions.contactId });
-  const held = executions.map((row) => row.contactId);
+  const notStarted = and(
+    tenant.owns(campaignExecutions),
+    eq(campaignExecutions.campaignId, campaignId),
+    eq(campaignExecutions.status, 'pending'),
+  );
+  // A contact claimed by a dispatch is `in_progress` while its execution waits for its job.
+  const held = ex
+    .select({ contactId: campaignExecutions.contactId })
+    .from(campaignExecutions)
+    .where(notStarted);
   const skipped = await ex
     .update(campaignContacts)
     .set({ status: 'skipped', nextAttemptAt: null, updatedAt: sql`now()` })
@@ -323,12 +360,19 @@ export async function skipWaiting(ex: Executor, tenant: Tenant, campaignId: numb
       tenant.where(
         campaignContacts,
         eq(campaignContacts.campaignId, campaignId),
-        held.length > 0
-          ? sql`(${campaignContacts.status} = 'pending' or ${inArray(campaignContacts.id, held)})`
-          : eq(campaignContacts.status, 'pending'),
+        or(eq(campaignContacts.status, 'pending'), inArray(campaignContacts.id, held)),
       ),
     )
     .returning({ id: campaignContacts.id });
+  await ex
+    .update(campaignExecutions)
+    .set({
+      status: 'skipped',
+      finishedAt: sql`now()`,
+      updatedAt: sql`now()`,
+      executionData: sql`${campaignExecutions.executionData} || '{"error_details": "The campaign was stopped before this attempt started"}'::jsonb`,
+    })
+    .where(notStarted);
   return skipped.length;
 }
 
@@ -361,56 +405,9 @@ export async function runningCampaigns(ex: Executor, tenant: Tenant): Promise<nu
   const rows = await ex
     .select({ id: campaigns.id })
     .from(campaigns)
-    .where(tenant.where(campaigns, eq(campaigns.status, 'running')));
+    .where(tenant.where(campaigns, eq(campaigns.status, 'running')))
+    // One order for every transaction that enqueues their dispatches: each dispatch is unique per
+    // campaign while it waits, so two transactions enqueueing the same ones wait on each other.
+    .orderBy(asc(campaigns.id));
   return rows.map((row) => row.id);
 }
-
-/**
- * Work the sweep looks for, on the whole platform (each row names its organization): schedules
- * that are due, running campaigns, attempts in flight with no news for `staleSeconds`, and
- * executions whose attempt job has not run for a while.
- */
-export const sweepQueries = {
-  async dueSchedules(ex: Executor): Promise<Array<{ campaignId: number; organizationId: number }>> {
-    return ex
-      .select({ campaignId: campaignSchedules.campaignId, organizationId: campaignSchedules.organizationId })
-      .from(campaignSchedules)
-      .where(sql`${campaignSchedules.nextRunAt} <= now()`);
-  },
-
-  async runningCampaigns(ex: Executor): Promise<Array<{ campaignId: number; organizationId: number }>> {
-    return ex
-      .select({ campaignId: campaigns.id, organizationId: campaigns.organizationId })
-      .from(campaigns)
-      .where(eq(campaigns.status, 'running' satisfies CampaignStatus));
-  },
-
-  async staleAttempts(ex: Executor, staleSeconds: number): Promise<ExecutionRecord[]> {
-    return ex
-      .select()
-      .from(campaignExecutions)
-      .where(
-        and(
-          eq(campaignExecutions.status, 'in_progress'),
-          sql`coalesce(${campaignExecutions.checkedAt}, ${campaignExecutions.updatedAt}) < now() - make_interval(secs => ${staleSeconds}::float8)`,
-        ),
-      )
-      .limit(500);
-  },
-
-  async waitingExecutions(ex: Executor, staleSeconds: number): Promise<ExecutionRecord[]> {
-    return ex
-      .select()
-      .from(campaignExecutions)
-      .innerJoin(campaigns, eq(campaigns.id, campaignExecutions.campaignId))
-      .where(
-        and(
-          eq(campaignExecutions.status, 'pending'),
-          eq(campaigns.status, 'running'),
-          sql`${campaignExecutions.updatedAt} < now() - make_interval(secs => ${staleSeconds}::float8)`,
-        ),
-      )
-      .limit(500)
-      .then((rows) => rows.map((row) => row.campaign_executions));
-  },
-};

@@ -17,6 +17,27 @@
  *   campaign is dispatched again.
  * - `campaign.wakeup` starts a scheduled campaign at its time and dispatches retries that are due;
  *   the sweep (see recovery.ts) catches whatever a crash left behind.
+ *
+ * Lock order. Moves, dispatches, attempts and their outcomes run at the same time, so every
+ * transaction that writes a campaign's rows takes their locks in one order — the campaign, then its
+ * schedule, then contacts, then executions — and none waits for a row earlier in that order while
+ * holding a later one (which is how two of them could wait for each other: a deadlock):
+ *
+ * - the campaign row comes first, locked FOR NO KEY UPDATE (`lockCampaign`: moves, dispatch,
+ *   wakeup, attempt outcomes, contact imports) or FOR SHARE (`shareCampaign`: an attempt claiming
+ *   its execution, which also re-reads the campaign's status there). A dispatch takes its
+ *   organization's advisory lock before it, and nothing takes that lock after a campaign row;
+ * - contacts next: claimed by a dispatch, settled by an outcome (`lockAttempt`), skipped by a stop
+ *   (`skipWaiting`: contacts, then executions), reset for a new occurrence;
+ * - executions last, including the foreign-key checks an execution's insert or second update makes
+ *   on its campaign and contact (FOR KEY SHARE, which those lock modes do not block);
+ * - the call or message whose news settles an attempt is locked before all of these: it is what
+ *   the news changes first, and no campaign transaction locks an existing call or message;
+ * - dispatch jobs, unique per campaign while they wait, are enqueued for several campaigns in the
+ *   order of their ids (`runningCampaigns`).
+ *
+ * Each of these transactions runs in `queue.retryingTransaction`: should PostgreSQL still abort one
+ * for a deadlock or a serialization failure, it runs again instead of failing a request or a job.
  */
 import type { Db, Executor } from '../../db/client.js';
 import type { ExecutionStatus } from '../../db/schema/index.js';
@@ -119,7 +140,7 @@ export class CampaignExecutor {
     if (!(wallet.balance > 0))
       throw new AppError(402, 'Insufficient balance: add credits to run the campaign');
 
-    await this.deps.queue.transaction(async (tx, jobs) => {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       const campaign = await store.lockCampaign(tx, tenant, id);
       if (!campaign) throw notFound('Campaign not found');
       if (campaign.status === 'paused') {
@@ -170,7 +191,7 @@ export class CampaignExecutor {
     to: 'paused' | 'cancelled',
     verb: string,
   ): Promise<void> {
-    await this.deps.queue.transaction(async (tx) => {
+    await this.deps.queue.retryingTransaction(async (tx) => {
       const campaign = await store.lockCampaign(tx, tenant, id);
       if (!campaign) throw notFound('Campaign not found');
       if (!from.includes(campaign.status)) throw conflict(`A ${campaign.status} campaign cannot be ${verb}`);
@@ -179,8 +200,8 @@ export class CampaignExecutor {
         ...(to === 'cancelled' ? { completedAt: new Date() } : {}),
       });
       if (to === 'cancelled') {
-        await store.skipWaiting(tx, tenant, id);
         await store.updateSchedule(tx, tenant, id, { nextRunAt: null });
+        await store.skipWaiting(tx, tenant, id);
       }
       await announceProgress(tx, tenant.organizationId, id);
     });
@@ -220,8 +241,8 @@ export class CampaignExecutor {
       failureReason: reason,
       completedAt: new Date(),
     });
-    await store.skipWaiting(tx, tenant, campaign.id);
     await store.updateSchedule(tx, tenant, campaign.id, { nextRunAt: null });
+    await store.skipWaiting(tx, tenant, campaign.id);
     await announceProgress(tx, tenant.organizationId, campaign.id);
   }
 
@@ -238,7 +259,7 @@ export class CampaignExecutor {
   /** `campaign.wakeup`: a schedule's time has come, or retries are due. Harmless when early. */
   async runWakeup(payload: { campaign_id: number; organization_id: number }): Promise<void> {
     const tenant = new Tenant(payload.organization_id);
-    await this.deps.queue.transaction(async (tx, jobs) => {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       const campaign = await store.lockCampaign(tx, tenant, payload.campaign_id);
       if (!campaign) return;
       const schedule = await store.findSchedule(tx, tenant, campaign.id);
@@ -282,7 +303,7 @@ export class CampaignExecutor {
     // Looked up before the transaction (they read settings and credentials), checked inside it.
     const sender = await this.#sender(tenant, peek);
     const wallet = await this.deps.billing.wallet(tenant);
-    await this.deps.queue.transaction(async (tx, jobs) => {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       await store.lockOrganizationDispatch(tx, tenant);
       const campaign = await store.lockCampaign(tx, tenant, id);
       if (campaign?.status !== 'running') return;
@@ -332,15 +353,13 @@ export class CampaignExecutor {
     if (!campaign || !contact) return;
     if (campaign.status === 'paused') return; // resuming hands it out again
     const skip = async (reason: string, failCampaign = false) =>
-      queue.transaction(async (tx, jobs) => {
-        const locked = await store.findExecution(tx, tenant, execution.id, { forUpdate: true });
-        if (locked?.status !== 'pending') return;
-        if (failCampaign) {
-          const current = await store.lockCampaign(tx, tenant, campaign.id);
-          if (current && ['running', 'paused'].includes(current.status))
-            await this.#fail(tx, tenant, current, reason);
-        }
-        await this.finishAttempt(tx, jobs, tenant, locked, { status: 'skipped', error: reason });
+      queue.retryingTransaction(async (tx, jobs) => {
+        const locked = await store.lockAttempt(tx, tenant, execution);
+        if (locked.execution?.status !== 'pending') return;
+        await this.#settleAttempt(tx, jobs, tenant, locked, { status: 'skipped', error: reason });
+        // After this attempt is settled with its own reason, the campaign's others are skipped.
+        if (failCampaign && locked.campaign && ['running', 'paused'].includes(locked.campaign.status))
+          await this.#fail(tx, tenant, locked.campaign, reason);
       });
     if (campaign.status !== 'running') return skip('The campaign is no longer running');
     const sender = await this.#sender(tenant, campaign);
@@ -352,7 +371,7 @@ export class CampaignExecutor {
       texts = personalize(campaign, variables, execution.channel);
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
-      return this.#failBeforeStart(tenant, execution.id, `Template error: ${error.message}`);
+      return this.#failBeforeStart(tenant, execution, `Template error: ${error.message}`);
     }
     const common = {
       ...execution.executionData,
@@ -362,15 +381,15 @@ export class CampaignExecutor {
     };
 
     if (execution.channel === 'sms') {
-      if (!texts.sms) return this.#failBeforeStart(tenant, execution.id, 'The campaign has no SMS template');
+      if (!texts.sms) return this.#failBeforeStart(tenant, execution, 'The campaign has no SMS template');
       const settings = await this.deps.resolver.organizationSettings(tenant);
       if (settings.enforce_sms_compliance === true) {
         const verdict = await canSendOutbound(db, tenant, sender.numberId);
         if (!verdict.can_send)
-          return this.#failBeforeStart(tenant, execution.id, `SMS compliance: ${verdict.reason}`);
+          return this.#failBeforeStart(tenant, execution, `SMS compliance: ${verdict.reason}`);
       }
-      await queue.transaction(async (tx, jobs) => {
-        if (!(await store.claimExecution(tx, tenant, execution.id))) return;
+      await queue.retryingTransaction(async (tx, jobs) => {
+        if (!(await this.#claim(tx, tenant, execution))) return;
         const message = await this.deps.sms.queueOutbound(tx, jobs, tenant, {
           phoneNumberId: sender.numberId,
           assistantId: sender.assistantId,
@@ -388,8 +407,8 @@ export class CampaignExecutor {
       return;
     }
 
-    const call = await queue.transaction(async (tx) => {
-      if (!(await store.claimExecution(tx, tenant, execution.id))) return undefined;
+    const call = await queue.retryingTransaction(async (tx) => {
+      if (!(await this.#claim(tx, tenant, execution))) return undefined;
       const row = await this.deps.calls.recordOutbound(tx, tenant, {
         assistantId: sender.assistantId,
         phoneNumberId: sender.numberId,
@@ -424,11 +443,26 @@ export class CampaignExecutor {
     if (call) await this.deps.calls.dial(tenant, call, sender.credentials, { detectMachine: true });
   }
 
+  /**
+   * pending → in_progress for the attempt about to be made, while its campaign still runs: the
+   * campaign is share-locked first (the lock order), so a pause or stop either waits for this claim
+   * or is seen by it. A paused campaign's attempt stays pending for the resume to hand out again;
+   * a stop or failure has skipped it already.
+   */
+  async #claim(tx: Executor, tenant: Tenant, execution: store.ExecutionRecord): Promise<boolean> {
+    const campaign = await store.shareCampaign(tx, tenant, execution.campaignId);
+    if (campaign?.status !== 'running') return false;
+    return (await store.claimExecution(tx, tenant, execution.id)) !== undefined;
+  }
+
   /** An attempt that cannot start (template, compliance): claimed and failed at once. */
-  async #failBeforeStart(tenant: Tenant, executionId: number, reason: string): Promise<void> {
-    await this.deps.queue.transaction(async (tx, jobs) => {
-      const claimed = await store.claimExecution(tx, tenant, executionId);
-      if (claimed) await this.finishAttempt(tx, jobs, tenant, claimed, { status: 'failed', error: reason });
+  async #failBeforeStart(tenant: Tenant, execution: store.ExecutionRecord, reason: string): Promise<void> {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
+      const locked = await store.lockAttempt(tx, tenant, execution);
+      if (locked.execution?.status !== 'pending') return;
+      const claimed = await store.claimExecution(tx, tenant, execution.id);
+      const outcome: AttemptOutcome = { status: 'failed', error: reason };
+      if (claimed) await this.#settleAttempt(tx, jobs, tenant, { ...locked, execution: claimed }, outcome);
     });
   }
 
@@ -452,18 +486,35 @@ export class CampaignExecutor {
   /**
    * Records an attempt's outcome and moves its contact on: completed; waiting for a retry (after
    * `retry_delay_minutes`, while attempts remain and the campaign is live); waiting for the SMS of a
-   * mixed campaign whose calls did not connect; or failed. Runs in the caller's transaction.
+   * mixed campaign whose calls did not connect; or failed. Runs in the caller's transaction, which
+   * has locked the call or message that brought the news and nothing of the campaign yet: the
+   * campaign, contact and execution are locked here, in that order.
    */
   async finishAttempt(
     tx: Executor,
     jobs: JobEnqueuer,
     tenant: Tenant,
-    execution: store.ExecutionRecord,
+    execution: Pick<store.ExecutionRecord, 'id' | 'campaignId' | 'contactId' | 'callId' | 'smsId'>,
     outcome: AttemptOutcome,
   ): Promise<void> {
-    if (!store.IN_FLIGHT.includes(execution.status)) return; // finished already
-    const campaign = await store.lockCampaign(tx, tenant, execution.campaignId);
-    const contact = await store.findContact(tx, tenant, execution.contactId, { forUpdate: true });
+    const locked = await store.lockAttempt(tx, tenant, execution);
+    // Read unlocked, the attempt may have moved on since: a dial made again (recovery.ts) is no
+    // longer this call's attempt.
+    const current = locked.execution;
+    if (current && (current.callId !== execution.callId || current.smsId !== execution.smsId)) return;
+    await this.#settleAttempt(tx, jobs, tenant, locked, outcome);
+  }
+
+  /** `finishAttempt` on rows locked already (`lockAttempt`); an attempt finished already is left. */
+  async #settleAttempt(
+    tx: Executor,
+    jobs: JobEnqueuer,
+    tenant: Tenant,
+    locked: Awaited<ReturnType<typeof store.lockAttempt>>,
+    outcome: AttemptOutcome,
+  ): Promise<void> {
+    const { campaign, contact, execution } = locked;
+    if (!execution || !store.IN_FLIGHT.includes(execution.status)) return; // finished already
     await store.updateExecution(tx, tenant, execution.id, {
       status: outcome.status,
       finishedAt: new Date(),

@@ -24,6 +24,7 @@ import type { ConfigResolver } from '../runtime/resolve-config.js';
 import * as smsStore from '../sms/store.js';
 import { type CampaignExecutor, messageOutcome } from './executor.js';
 import * as store from './executor-store.js';
+import { sweepQueries } from './recovery-store.js';
 
 /** A message still `sending` after this long was interrupted (as the SMS queue judges it). */
 const SENDING_INTERRUPTED_SECONDS = 60;
@@ -70,19 +71,19 @@ export class CampaignRecovery {
   async sweep(): Promise<void> {
     const { db, queue, recoverAfterSeconds } = this.deps;
     if (!queue.running) return;
-    for (const due of await store.sweepQueries.dueSchedules(db))
+    for (const due of await sweepQueries.dueSchedules(db))
       await queue.enqueue('campaign.wakeup', {
         campaign_id: due.campaignId,
         organization_id: due.organizationId,
       });
-    for (const running of await store.sweepQueries.runningCampaigns(db)) {
+    for (const running of await sweepQueries.runningCampaigns(db)) {
       await queue.enqueue(
         'campaign.dispatch',
         { campaign_id: running.campaignId, organization_id: running.organizationId },
         { singletonKey: String(running.campaignId) },
       );
     }
-    for (const waiting of await store.sweepQueries.waitingExecutions(db, recoverAfterSeconds)) {
+    for (const waiting of await sweepQueries.waitingExecutions(db, recoverAfterSeconds)) {
       // Touched (updated_at), so the next sweep waits its turn before handing it out again.
       await store.updateExecution(db, new Tenant(waiting.organizationId), waiting.id, {});
       await queue.enqueue('campaign.attempt', {
@@ -90,7 +91,7 @@ export class CampaignRecovery {
         organization_id: waiting.organizationId,
       });
     }
-    for (const stale of await store.sweepQueries.staleAttempts(db, recoverAfterSeconds)) {
+    for (const stale of await sweepQueries.staleAttempts(db, recoverAfterSeconds)) {
       if (!queue.running) return;
       try {
         await this.recoverAttempt(stale);
@@ -112,7 +113,7 @@ export class CampaignRecovery {
     if (!call) return touch();
     if (FINAL_CALL_STATUSES.includes(call.status)) {
       // Final already (finished outside the listener's reach): finish the attempt from the record.
-      await this.deps.queue.transaction((tx, jobs) =>
+      await this.deps.queue.retryingTransaction((tx, jobs) =>
         this.deps.executor.callFinished(tx, jobs, tenant, call),
       );
       return;
@@ -170,8 +171,11 @@ export class CampaignRecovery {
    * attempt number (the orphan call record is failed, detached from the execution first).
    */
   async #dialAgain(tenant: Tenant, execution: store.ExecutionRecord, callId: number): Promise<void> {
-    const reset = await this.deps.queue.transaction(async (tx, jobs) => {
-      const locked = await store.findExecution(tx, tenant, execution.id, { forUpdate: true });
+    const reset = await this.deps.queue.retryingTransaction(async (tx, jobs) => {
+      // The lock order (executor.ts): the campaign first, so a stop that is skipping the campaign's
+      // waiting attempts does not see this one become waiting half-way through.
+      await store.shareCampaign(tx, tenant, execution.campaignId);
+      const locked = await store.findExecution(tx, tenant, execution.id, { lock: true });
       if (locked?.status !== 'in_progress' || locked.callId !== callId) return false;
       await store.updateExecution(tx, tenant, execution.id, {
         status: 'pending',
@@ -205,7 +209,7 @@ export class CampaignRecovery {
       message.status === 'sending' &&
       Date.now() - message.updatedAt.getTime() > SENDING_INTERRUPTED_SECONDS * 1000;
     if (message.status === 'queued' || (message.status === 'sending' && !interrupted)) return touch();
-    await this.deps.queue.transaction(async (tx, jobs) => {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       let settled = message;
       if (interrupted) {
         const failed = await smsStore.updateMessage(
@@ -222,8 +226,9 @@ export class CampaignRecovery {
         if (!failed) return;
         settled = failed;
       }
-      const locked = await store.executionOf(tx, tenant, { messageId: settled.id });
-      if (locked) await this.deps.executor.finishAttempt(tx, jobs, tenant, locked, messageOutcome(settled));
+      const execution = await store.executionOf(tx, tenant, { messageId: settled.id });
+      if (execution)
+        await this.deps.executor.finishAttempt(tx, jobs, tenant, execution, messageOutcome(settled));
     });
   }
 }

@@ -97,7 +97,7 @@ export class CampaignScheduleService {
     const { scheduleType, scheduledAt, timezone, recurringConfig } = schedule;
     // parseSchedule refuses a schedule with no run left, so there is a next run.
     const nextRunAt = nextRunAfter({ scheduleType, scheduledAt, timezone, recurringConfig }, now) as Date;
-    await this.deps.queue.transaction(async (tx, jobs) => {
+    await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       if (!(await scheduleStore.moveStatus(tx, tenant, campaignId, SCHEDULABLE, 'scheduled')))
         throw await refusal(tx, tenant, campaignId, SCHEDULABLE);
       await scheduleStore.saveSchedule(tx, tenant, campaignId, {
@@ -127,7 +127,7 @@ export class CampaignScheduleService {
 
   /** Back to draft from one of `from`, the schedule deleted. */
   async #clear(tenant: Tenant, campaignId: number, from: readonly CampaignStatus[]): Promise<ScheduleAnswer> {
-    const hadSchedule = await this.deps.queue.transaction(async (tx) => {
+    const hadSchedule = await this.deps.queue.retryingTransaction(async (tx) => {
       if (!(await scheduleStore.moveStatus(tx, tenant, campaignId, from, 'draft')))
         throw await refusal(tx, tenant, campaignId, from);
       return scheduleStore.deleteSchedule(tx, tenant, campaignId);
