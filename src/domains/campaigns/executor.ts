@@ -40,45 +40,23 @@
  * for a deadlock or a serialization failure, it runs again instead of failing a request or a job.
  */
 import type { Db, Executor } from '../../db/client.js';
-import type { ExecutionStatus } from '../../db/schema/index.js';
 import { Tenant } from '../../db/tenant.js';
 import type { Principal } from '../../http/access.js';
 import { AppError, badRequest, conflict, notFound } from '../../http/errors.js';
 import { TemplateError } from '../../lib/templates.js';
-import { isCarrierId } from '../../providers/carriers/index.js';
-import type { CarrierId } from '../../providers/carriers/types.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import { findAssistant } from '../assistants/store.js';
 import type { BillingService } from '../billing/service.js';
 import type { CallService } from '../calls/service.js';
 import type { CallRow } from '../calls/store.js';
-import { firstNumberOfAssistant } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { SmsService } from '../sms/service.js';
 import type { MessageRow } from '../sms/store.js';
 import { canSendOutbound } from '../sms-compliance/service.js';
 import { announceProgress } from './events.js';
 import * as store from './executor-store.js';
+import { type AttemptOutcome, callOutcome, messageOutcome, nextStep } from './outcomes.js';
 import { contactVariables, personalize } from './personalize.js';
-
-/** What a campaign's attempts go out with: its assistant, the assistant's first number, credentials. */
-export interface Sender {
-  assistantId: number;
-  assistantName: string;
-  numberId: number;
-  phoneNumber: string;
-  provider: CarrierId;
-  credentials: Record<string, string>;
-}
-
-export interface AttemptOutcome {
-  status: ExecutionStatus;
-  cost?: number | null;
-  durationSeconds?: number | null;
-  error?: string;
-  /** Extra facts for execution_data (call_sid, call_status…). */
-  data?: Record<string, unknown>;
-}
+import { CampaignSenders } from './sender.js';
 
 /** Computes the next run of a schedule (recurrence.ts); injected so the executor stays testable. */
 export type NextRun = (
@@ -96,11 +74,8 @@ export interface ExecutorOptions {
   organizationConcurrency: number;
 }
 
-/** A sender found recently: dispatching thousands of contacts should not look it up each time. */
-const SENDER_TTL_MS = 5_000;
-
 export class CampaignExecutor {
-  readonly #senders = new Map<number, { at: number; sender: Sender | { reason: string } }>();
+  readonly #senders: CampaignSenders;
 
   constructor(
     private readonly deps: {
@@ -114,6 +89,7 @@ export class CampaignExecutor {
       options: ExecutorOptions;
     },
   ) {
+    this.#senders = new CampaignSenders(deps);
     deps.calls.onCallFinished((tx, jobs, tenant, call) => this.callFinished(tx, jobs, tenant, call));
     deps.sms.onMessageSettled((tx, jobs, tenant, message) => this.messageSettled(tx, jobs, tenant, message));
   }
@@ -133,8 +109,8 @@ export class CampaignExecutor {
       throw conflict(`A ${current.status} campaign cannot be started`);
     if (current.status !== 'paused' && current.totalContacts === 0)
       throw badRequest('The campaign has no contacts: add or import contacts first');
-    this.#senders.delete(id);
-    const sender = await this.#sender(tenant, current);
+    this.#senders.forget(id);
+    const sender = await this.#senders.of(tenant, current);
     if ('reason' in sender) throw badRequest(sender.reason);
     const wallet = await this.deps.billing.wallet(tenant);
     if (!(wallet.balance > 0))
@@ -301,7 +277,7 @@ export class CampaignExecutor {
     const peek = await store.findCampaignRecord(this.deps.db, tenant, id);
     if (peek?.status !== 'running') return;
     // Looked up before the transaction (they read settings and credentials), checked inside it.
-    const sender = await this.#sender(tenant, peek);
+    const sender = await this.#senders.of(tenant, peek);
     const wallet = await this.deps.billing.wallet(tenant);
     await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       await store.lockOrganizationDispatch(tx, tenant);
@@ -362,7 +338,7 @@ export class CampaignExecutor {
           await this.#fail(tx, tenant, locked.campaign, reason);
       });
     if (campaign.status !== 'running') return skip('The campaign is no longer running');
-    const sender = await this.#sender(tenant, campaign);
+    const sender = await this.#senders.of(tenant, campaign);
     if ('reason' in sender) return skip(sender.reason, true);
 
     const variables = contactVariables(contact, campaign, sender.assistantName);
@@ -533,26 +509,7 @@ export class CampaignExecutor {
     // Only the contact's attempt in flight moves it (a stop may have skipped it meanwhile).
     if (contact.status !== 'in_progress') return;
 
-    const live = campaign.status === 'running' || campaign.status === 'paused';
-    const retriesLeft =
-      (execution.channel === 'call' || campaign.campaignType === 'sms') &&
-      contact.attempts < campaign.maxAttempts;
-    let next: 'completed' | 'failed' | 'skipped' | 'pending';
-    let retryAt: Date | null = null;
-    if (outcome.status === 'completed') next = 'completed';
-    else if (outcome.status === 'skipped') next = 'skipped';
-    else if (live && retriesLeft) {
-      next = 'pending';
-      retryAt = new Date(Date.now() + campaign.retryDelayMinutes * 60_000);
-    } else if (
-      live &&
-      campaign.campaignType === 'mixed' &&
-      execution.channel === 'call' &&
-      campaign.smsMessageTemplate
-    ) {
-      next = 'pending'; // the calls did not connect: the SMS goes next, at once
-    } else next = 'failed';
-
+    const { next, retryAt } = nextStep(campaign, contact, execution, outcome);
     await store.updateContact(tx, tenant, contact.id, { status: next, nextAttemptAt: retryAt });
     if (next === 'completed' || next === 'failed')
       await store.countFinishedContact(tx, tenant, campaign.id, next);
@@ -567,77 +524,4 @@ export class CampaignExecutor {
     for (const campaignId of await store.runningCampaigns(tx, tenant))
       await this.#dispatchSoon(jobs, tenant, campaignId);
   }
-
-  // ---- the sender ---------------------------------------------------------------------------
-
-  /** What the campaign's attempts go out with, or why there is nothing to send with. */
-  async #sender(tenant: Tenant, campaign: store.CampaignRecord): Promise<Sender | { reason: string }> {
-    const cached = this.#senders.get(campaign.id);
-    if (cached && Date.now() - cached.at < SENDER_TTL_MS) return cached.sender;
-    const sender = await this.#findSender(tenant, campaign);
-    this.#senders.set(campaign.id, { at: Date.now(), sender });
-    if (this.#senders.size > 1000) this.#senders.clear();
-    return sender;
-  }
-
-  async #findSender(tenant: Tenant, campaign: store.CampaignRecord): Promise<Sender | { reason: string }> {
-    const { db } = this.deps;
-    if (campaign.assistantId === null) return { reason: "The campaign's assistant was deleted" };
-    const assistant = await findAssistant(db, tenant, campaign.assistantId);
-    if (!assistant) return { reason: "The campaign's assistant was deleted" };
-    if (campaign.campaignType === 'sms' && !campaign.smsMessageTemplate)
-      return { reason: 'An SMS campaign needs an sms_message_template' };
-    const number = await firstNumberOfAssistant(db, tenant, assistant.id);
-    if (!number) return { reason: `No phone number is routed to the assistant "${assistant.name}"` };
-    if (!isCarrierId(number.provider))
-      return {
-        reason: `The number ${number.phoneNumber} is on a SIP trunk; campaigns need a carrier number`,
-      };
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider: number.provider,
-      assistantId: assistant.id,
-    });
-    if (!credentials)
-      return { reason: `No ${number.provider} credentials: add them to the organization or the assistant` };
-    return {
-      assistantId: assistant.id,
-      assistantName: assistant.name,
-      numberId: number.id,
-      phoneNumber: number.phoneNumber,
-      provider: number.provider,
-      credentials: credentials as Record<string, string>,
-    };
-  }
-}
-
-/** A final call status in the words of campaign executions. */
-export function callOutcome(call: CallRow): AttemptOutcome {
-  const data = { call_sid: call.callSid, call_status: call.status };
-  const base = { cost: call.cost, durationSeconds: call.duration, data };
-  switch (call.status) {
-    case 'completed':
-      return { ...base, status: call.callMeta.answered_by === 'machine' ? 'voicemail' : 'completed' };
-    case 'busy':
-      return { ...base, status: 'busy' };
-    case 'no-answer':
-      return { ...base, status: 'no_answer' };
-    case 'canceled':
-      return { ...base, status: 'failed', error: 'The call was canceled' };
-    default:
-      return { ...base, status: 'failed', error: String(call.callMeta.error ?? 'The call failed') };
-  }
-}
-
-/** A settled message in the words of campaign executions: accepted by the carrier is completed. */
-export function messageOutcome(message: MessageRow): AttemptOutcome {
-  const data = { sms_status: message.status };
-  if (['sent', 'delivered'].includes(message.status))
-    return { status: 'completed', cost: message.cost, data };
-  return {
-    status: 'failed',
-    cost: message.cost,
-    data,
-    error:
-      message.error ?? (message.status === 'cancelled' ? 'The message was cancelled' : 'The message failed'),
-  };
 }

@@ -22,8 +22,9 @@ import type { CallService } from '../calls/service.js';
 import * as callStore from '../calls/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import * as smsStore from '../sms/store.js';
-import { type CampaignExecutor, messageOutcome } from './executor.js';
+import type { CampaignExecutor } from './executor.js';
 import * as store from './executor-store.js';
+import { messageOutcome } from './outcomes.js';
 import { sweepQueries } from './recovery-store.js';
 
 /** A message still `sending` after this long was interrupted (as the SMS queue judges it). */
