@@ -54,6 +54,19 @@ function isDecimal(text: string, { kind, negative }: NumberKind): boolean {
   return TEXT[kind].test(negative && text.startsWith('-') ? text.slice(1) : text);
 }
 
+function decimalIssue(instancePath: string, name: string, kind: NumberKind): ErrorObject {
+  return {
+    keyword: 'decimalText',
+    instancePath,
+    schemaPath: `#/properties/${name}`,
+    params: { type: kind.kind },
+    message:
+      kind.kind === 'integer'
+        ? 'Input should be a valid integer, written as decimal digits'
+        : 'Input should be a valid number, written as decimal digits',
+  };
+}
+
 /** `validate` for one request part, refusing number-valued strings that are not plain decimal text. */
 export function strictNumberText(validate: ValidateFunction, schema: unknown): ValidateFunction {
   const fields = numberFields(schema);
@@ -63,21 +76,13 @@ export function strictNumberText(validate: ValidateFunction, schema: unknown): V
     if (typeof data === 'object' && data !== null) {
       for (const [name, kind] of fields) {
         const value = (data as Node)[name];
-        const values = Array.isArray(value) ? value : [value];
-        values.forEach((item, index) => {
-          if (typeof item !== 'string' || isDecimal(item, kind)) return;
-          const at = Array.isArray(value) ? `/${name}/${index}` : `/${name}`;
-          issues.push({
-            keyword: 'decimalText',
-            instancePath: at,
-            schemaPath: `#/properties/${name}`,
-            params: { type: kind.kind },
-            message:
-              kind.kind === 'integer'
-                ? 'Input should be a valid integer, written as decimal digits'
-                : 'Input should be a valid number, written as decimal digits',
-          });
-        });
+        if (typeof value === 'string') {
+          if (!isDecimal(value, kind)) issues.push(decimalIssue(`/${name}`, name, kind));
+        } else if (Array.isArray(value)) {
+          for (const [index, item] of value.entries())
+            if (typeof item === 'string' && !isDecimal(item, kind))
+              issues.push(decimalIssue(`/${name}/${index}`, name, kind));
+        }
       }
     }
     const valid = (validate as (...args: unknown[]) => boolean)(data, ...rest);
