@@ -2,11 +2,11 @@
  * No text holding U+0000 reaches a handler. PostgreSQL cannot store NUL in `text` or `jsonb`
  * (SQLSTATE 22021 / 22P05), so a NUL anywhere in a request would otherwise fail its statement as a
  * 500 — login and register included. One hook, before validation, looks at every part of every
- * request: path and query parameters, a JSON body (object keys too), a form body, and a raw text
- * body (carrier callbacks, read as text for their signatures, are forms or JSON); the multipart
- * reader and the contact-file reader apply `nulIssues` to their own fields and cells.
+ * request that takes input: path and query parameters, a JSON body (object keys too), a form body,
+ * and a raw text body (carrier callbacks, read as text for their signatures, are forms or JSON); the
+ * multipart reader and the contact-file reader apply `nulIssues` to their own fields and cells.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailed, type ValidationIssue } from './errors.js';
 
 const NUL = '\u0000';
@@ -75,15 +75,35 @@ function textBodyIssues(request: FastifyRequest, text: string): ValidationIssue[
   return text.includes(NUL) ? [issue(['body'])] : [];
 }
 
+/** The guard itself, as a route's `preValidation` hook. */
+function nulGuard(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const found = [
+    ...nulIssues(request.params, ['path']),
+    ...nulIssues(request.query, ['query']),
+    ...(typeof request.body === 'string'
+      ? textBodyIssues(request, request.body)
+      : nulIssues(request.body, ['body'])),
+  ];
+  done(found.length > 0 ? new ValidationFailed(found) : undefined);
+}
+
+const MAY_CARRY_A_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Installs the guard on every route that takes input: path or query parameters, or a body. A route
+ * that takes none (`GET /api/v1/auth/whoami`, the health check) has nothing to look at, and is spared
+ * a hook on its hot path.
+ */
 export function installNulGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    const found = [
-      ...nulIssues(request.params, ['path']),
-      ...nulIssues(request.query, ['query']),
-      ...(typeof request.body === 'string'
-        ? textBodyIssues(request, request.body)
-        : nulIssues(request.body, ['body'])),
-    ];
-    if (found.length > 0) throw new ValidationFailed(found);
+  app.addHook('onRoute', (route) => {
+    const schema = (route.schema ?? {}) as Record<string, unknown>;
+    const methods = [route.method].flat();
+    const takesInput =
+      Boolean(schema.params || schema.querystring || schema.body) ||
+      route.url.includes(':') ||
+      methods.some((method) => MAY_CARRY_A_BODY.has(method));
+    if (!takesInput) return;
+    const existing = route.preValidation ? [route.preValidation].flat() : [];
+    route.preValidation = [nulGuard, ...existing];
   });
 }
