@@ -9,7 +9,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Factories, type TestUser } from './support/factories.js';
-import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { mailSettled, startTestPlatform, type TestPlatform } from './support/harness.js';
 import {
   bodyWith,
   documentedOperations,
@@ -30,10 +30,7 @@ beforeAll(async () => {
   operations = await documentedOperations(t);
 });
 afterAll(async () => {
-  await waitFor(async () => {
-    const counts = await t.platform.queue.counts('mail.send');
-    return !counts.created && !counts.retry && !counts.active;
-  });
+  await mailSettled(t);
   await t.close();
 });
 

@@ -12,7 +12,7 @@ import { insertMembership } from '../src/domains/identity/store.js';
 import { SecretBox } from '../src/lib/secrets.js';
 import { expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
-import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform, waitFor } from './support/harness.js';
+import { mailSettled, startTestPlatform, TEST_SECRET_KEY, type TestPlatform } from './support/harness.js';
 import { masked } from './support/secrets.js';
 
 const ORG = '/api/v1/organization';
@@ -48,10 +48,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Let the verification mails of the users made here finish before the database closes.
-  await waitFor(async () => {
-    const counts = await t.platform.queue.counts('mail.send');
-    return !counts.created && !counts.retry && !counts.active;
-  });
+  await mailSettled(t);
   await t.close();
 });
 

@@ -12,7 +12,7 @@ import { Tenant } from '../src/db/tenant.js';
 import { BYO_INACTIVE_REASON } from '../src/domains/organizations/service.js';
 import type { KeyChoice, ResolvedConfig } from '../src/domains/runtime/resolve-config.js';
 import { Factories, type TestUser } from './support/factories.js';
-import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { mailSettled, startTestPlatform, type TestPlatform } from './support/harness.js';
 import { secret } from './support/secrets.js';
 
 let t: TestPlatform;
@@ -23,10 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Let the verification mails of the users made here finish before the database closes.
-  await waitFor(async () => {
-    const counts = await t.platform.queue.counts('mail.send');
-    return !counts.created && !counts.retry && !counts.active;
-  });
+  await mailSettled(t);
   await t.close();
 });
 

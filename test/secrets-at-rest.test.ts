@@ -19,6 +19,7 @@ import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { seedCall } from './support/call-seed.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
 import {
+  mailSettled,
   startTestPlatform,
   TEST_SECRET_KEY,
   type TestPlatform,
@@ -274,10 +275,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await waitFor(async () => {
-    const counts = await t.platform.queue.counts('mail.send');
-    return !counts.created && !counts.retry && !counts.active;
-  });
+  await mailSettled(t);
   await t.close();
   await carrier.stop();
 });

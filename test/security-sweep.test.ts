@@ -8,7 +8,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKey } from '../src/lib/crypto.js';
 import { Factories, type TestUser } from './support/factories.js';
-import { startTestPlatform, TEST_SECRET_KEY, type TestPlatform, waitFor } from './support/harness.js';
+import { mailSettled, startTestPlatform, TEST_SECRET_KEY, type TestPlatform } from './support/harness.js';
 import { documentedOperations, type Operation, urlOf } from './support/openapi-walk.js';
 
 /** `{alg: none}` JWT carrying `claims`: a server that skips the signature check would accept it. */
@@ -30,10 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // The verification mails of the users above must be done before closing (see the JobQueue.stop
   // report: pg-boss completes a job without awaiting it, racing the database close).
-  await waitFor(async () => {
-    const counts = await t.platform.queue.counts('mail.send');
-    return !counts.created && !counts.retry && !counts.active;
-  });
+  await mailSettled(t);
   await t.close();
 });
 

@@ -15,7 +15,7 @@ import { takeRateWindow } from '../src/db/rate-windows.js';
 import { freePort } from '../src/lib/net.js';
 import { LambdaSimulator, type SimulatedFunction } from '../src/sim/lambda.js';
 import { Factories, type TestUser } from './support/factories.js';
-import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { mailSettled, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
 const URL_PATH = '/api/serverless/list-functions';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -718,10 +718,7 @@ describe('credentials', () => {
       return digests;
     };
     // Let the registration's own background work (its verification mail) finish first.
-    await waitFor(async () => {
-      const counts = await t.platform.queue.counts('mail.send');
-      return !counts.created && !counts.retry && !counts.active;
-    });
+    await mailSettled(t);
     // And the API-key use counters of earlier tests, which are written in batches once a second.
     await t.platform.apiKeyUsage.flush();
     const before = await contentsOf();

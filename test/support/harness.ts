@@ -167,6 +167,17 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * Waits until no mail job is waiting or running: a file's users' verification mails must be done
+ * before its database closes (pg-boss completes a job without awaiting it, racing the close).
+ */
+export async function mailSettled(t: TestPlatform): Promise<void> {
+  await waitFor(async () => {
+    const counts = await t.platform.queue.counts('mail.send');
+    return !counts.created && !counts.retry && !counts.active;
+  });
+}
+
 /** Waits for the verification mail sent to `email` and returns the token in it. */
 export async function verificationToken(t: TestPlatform, email: string): Promise<string> {
   const mail = await waitFor(() => t.mails().find((m) => m.to === email && /Verify/.test(m.subject)));

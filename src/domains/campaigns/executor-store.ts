@@ -32,49 +32,34 @@ function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
 }
 
-export async function findCampaignRecord(
+/** The campaign, read plainly or under one of the row locks of the lock order (executor.ts). */
+function campaignRecord(
   ex: Executor,
   tenant: Tenant,
   id: number,
+  lock?: 'no key update' | 'share',
 ): Promise<CampaignRecord | undefined> {
-  const [row] = await ex
+  const query = ex
     .select()
     .from(campaigns)
     .where(tenant.where(campaigns, eq(campaigns.id, id)));
-  return row;
+  return (lock ? query.for(lock) : query).then(([row]) => row);
 }
 
+export const findCampaignRecord = (ex: Executor, tenant: Tenant, id: number) =>
+  campaignRecord(ex, tenant, id);
+
 /** The campaign, locked for a change: moves, dispatches and attempt outcomes take turns on it. */
-export async function lockCampaign(
-  ex: Executor,
-  tenant: Tenant,
-  id: number,
-): Promise<CampaignRecord | undefined> {
-  const [row] = await ex
-    .select()
-    .from(campaigns)
-    .where(tenant.where(campaigns, eq(campaigns.id, id)))
-    .for('no key update');
-  return row;
-}
+export const lockCampaign = (ex: Executor, tenant: Tenant, id: number) =>
+  campaignRecord(ex, tenant, id, 'no key update');
 
 /**
  * The campaign, share-locked: an attempt claiming its execution reads the campaign's status and
  * keeps it from changing until the claim commits (a pause or stop waits, or the claim sees it),
  * while the campaign's other attempts claim theirs at the same time.
  */
-export async function shareCampaign(
-  ex: Executor,
-  tenant: Tenant,
-  id: number,
-): Promise<CampaignRecord | undefined> {
-  const [row] = await ex
-    .select()
-    .from(campaigns)
-    .where(tenant.where(campaigns, eq(campaigns.id, id)))
-    .for('share');
-  return row;
-}
+export const shareCampaign = (ex: Executor, tenant: Tenant, id: number) =>
+  campaignRecord(ex, tenant, id, 'share');
 
 /**
  * The three rows an attempt's outcome changes, locked in the order of every campaign transaction
