@@ -22,7 +22,9 @@ for (const [path, entry] of Object.entries(packages)) {
   }
 }
 lock.packages = Object.fromEntries(
-  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)),
+  // npm orders the lock's entries by locale comparison (`string-width` before `string_decoder`); the same
+  // order here keeps the next `npm install` from rewriting the file.
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b, 'en'))),
 );
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`package-lock.json: ${added} optional platform package(s) recorded`);
