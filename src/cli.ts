@@ -4,7 +4,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { pino } from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type Database, openDatabase } from './db/client.js';
 import { acquireEmbeddedLock, EmbeddedLockError } from './db/embedded-lock.js';
@@ -17,7 +16,7 @@ import { findUserByEmail, markEmailVerified, setRole } from './domains/identity/
 import { SmsComplianceService } from './domains/sms-compliance/service.js';
 import { AppError } from './http/errors.js';
 import { resolveSecretKey } from './lib/secret-key.js';
-import { createPlatform } from './platform.js';
+import { buildOpenApiDocument } from './openapi-document.js';
 
 const USAGE = `Usage: switchboard <command>
 
@@ -173,16 +172,7 @@ export async function runCommand(args: string[], database: Database, io: CliIo):
 
 /** Prints the OpenAPI document, built from the same route schemas as the server, on a throwaway database. */
 async function printOpenApi(config: Config, io: CliIo): Promise<void> {
-  const database = await openDatabase({ kind: 'memory' });
-  const platform = await createPlatform({
-    config,
-    secretKey: 'openapi-generation-only-not-a-real-secret',
-    database,
-    logger: pino({ level: 'silent' }),
-  });
-  await platform.app.ready();
-  io.out(`${JSON.stringify(platform.app.swagger(), null, 2)}\n`);
-  await platform.stop();
+  io.out(`${JSON.stringify(await buildOpenApiDocument(config), null, 2)}\n`);
 }
 
 export async function main(
