@@ -84,6 +84,11 @@ describe('a new user, through the client', () => {
     // From here on, only the API key.
     const me = await api.GET('/api/v1/users/me');
     expect(me.data?.email).toBe(email);
+    // A request's own Authorization header wins over the client's credential.
+    const own = await api.GET('/api/v1/users/me', {
+      headers: { authorization: `Bearer sk_${'0'.repeat(40)}` },
+    });
+    expect(own.response.status).toBe(401);
 
     const account = { account_sid: `AC${'7'.repeat(32)}`, auth_token: 'client-test-carrier-token' };
     sim.addAccount(account);
