@@ -219,8 +219,8 @@ describe('POST /api/v1/users/invite', () => {
     expect(mail.subject).toContain('Analytical Engines');
     expect(token.length).toBeGreaterThanOrEqual(40);
     expect(mail.body).toContain(`http://switchboard.test/api/v1/users/invitation/${token}`);
-    // The token also stands alone on a line, to paste into accept-invitation.
-    expect(mail.body.split(/\r?\n/).map((line) => line.trim())).toContain(token);
+    // The token also stands on its own labelled line, to paste into accept-invitation.
+    expect(mail.body.split(/\r?\n/)).toContain(`Invitation token: ${token}`);
     expect(mail.body).toContain('as user');
 
     // The answer never carries the token; the database keeps only its hash.

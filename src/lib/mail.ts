@@ -3,10 +3,16 @@
  * (sealed, because they may carry one-time tokens) and delivered by the worker: over SMTP when
  * SMTP_URL is set, otherwise written as RFC 5322 `.eml` files under DATA_DIR/mail so that a local
  * install can complete every flow.
+ *
+ * A person copies links and tokens out of these mails, often from the raw file: the text goes
+ * unencoded (7bit, or 8bit when it holds non-ASCII characters) so that each line stays whole —
+ * nodemailer would pick quoted-printable for any line past 76 characters, cutting a link with a
+ * soft line break and turning its `=` into `=3D`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { JobEnqueuer } from '../queue/queue.js';
 import { randomToken } from './crypto.js';
 import type { SecretBox } from './secrets.js';
@@ -28,7 +34,7 @@ export interface MailLogger {
 }
 
 export class Mailer {
-  readonly #transport: nodemailer.Transporter;
+  readonly #transport: nodemailer.Transporter | undefined;
   readonly #directory: string | undefined;
 
   constructor(
@@ -36,12 +42,8 @@ export class Mailer {
     private readonly secrets: SecretBox,
     private readonly log: MailLogger,
   ) {
-    if (config.smtpUrl) {
-      this.#transport = nodemailer.createTransport(config.smtpUrl);
-    } else {
-      this.#directory = path.join(config.dataDir, 'mail');
-      this.#transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
-    }
+    if (config.smtpUrl) this.#transport = nodemailer.createTransport(config.smtpUrl);
+    else this.#directory = path.join(config.dataDir, 'mail');
   }
 
   /** Directory of mail files, when mail is not sent over SMTP. */
@@ -57,14 +59,61 @@ export class Mailer {
   /** The `mail.send` worker: opens the sealed message and delivers it. */
   async deliver(payload: { sealed_message: string }): Promise<void> {
     const message = this.secrets.openJson<MailMessage>(payload.sealed_message);
-    const info = await this.#transport.sendMail({ from: this.config.mailFrom, ...message });
-    if (this.#directory) {
-      await mkdir(this.#directory, { recursive: true });
-      const file = path.join(this.#directory, `${Date.now()}-${randomToken(6)}.eml`);
-      await writeFile(file, info.message as Buffer, { mode: 0o600 });
-      this.log.info({ mail_file: file, to: message.to, subject: message.subject }, 'mail written to file');
-    } else {
-      this.log.info({ to: message.to, subject: message.subject, message_id: info.messageId }, 'mail sent');
+    if (this.#transport) {
+      // SMTP lines end in CRLF (RFC 5321); the files keep the platform's plain LF, for grep and sed.
+      const composed = await composeMail(this.config.mailFrom, message, '\r\n');
+      await this.#transport.sendMail({ envelope: composed.envelope, raw: composed.raw });
+      this.log.info(
+        { to: message.to, subject: message.subject, message_id: composed.messageId },
+        'mail sent',
+      );
+      return;
     }
+    const directory = this.#directory as string;
+    const composed = await composeMail(this.config.mailFrom, message, '\n');
+    await mkdir(directory, { recursive: true });
+    const file = path.join(directory, `${Date.now()}-${randomToken(6)}.eml`);
+    await writeFile(file, composed.raw, { mode: 0o600 });
+    this.log.info({ mail_file: file, to: message.to, subject: message.subject }, 'mail written to file');
   }
+}
+
+/** RFC 5322 caps a line at 998 octets; a text with a longer one falls back to nodemailer's own choice. */
+const MAX_LINE_OCTETS = 998;
+
+export interface ComposedMail {
+  raw: Buffer;
+  envelope: { from: string | false; to: string[] };
+  messageId: string;
+}
+
+/**
+ * Builds one text/plain message. nodemailer writes the header block (RFC 2047 encoded words for
+ * non-ASCII names and subjects, folding, Date, Message-ID); the body is ours, unencoded, so each
+ * line of `message.text` is one line of the file.
+ */
+export async function composeMail(
+  from: string,
+  message: MailMessage,
+  newline: '\n' | '\r\n',
+): Promise<ComposedMail> {
+  const lines = message.text.replace(/\r\n?/g, '\n').split('\n');
+  const fits = lines.every((line) => Buffer.byteLength(line) <= MAX_LINE_OCTETS);
+  // Headers only: an empty body leaves the transfer encoding to us.
+  const node = new MailComposer({ from, ...message, text: fits ? '' : message.text }).compile();
+  node.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  const envelope = node.getEnvelope();
+  const messageId = node.messageId();
+  if (!fits) {
+    const built = (await node.build()).toString('utf8');
+    return { raw: Buffer.from(built.replace(/\r\n/g, newline)), envelope, messageId };
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the 7-bit range is the point
+  const encoding = /[^\x00-\x7f]/.test(message.text) ? '8bit' : '7bit';
+  const headers = node
+    .buildHeaders()
+    .split('\r\n')
+    .filter((line) => !/^Content-Transfer-Encoding:/i.test(line));
+  headers.push(`Content-Transfer-Encoding: ${encoding}`);
+  return { raw: Buffer.from([...headers, '', ...lines].join(newline)), envelope, messageId };
 }

@@ -294,7 +294,9 @@ export class IdentityService {
       text:
         `Hello ${user.firstName || user.email},\n\n` +
         `Confirm your email address by opening this link within 48 hours:\n\n${link}\n\n` +
-        `Or send this token to POST /api/v1/auth/verify-email:\n\n${token}\n\n` +
+        // One labelled line, for a person or a script that POSTs the token (README, First steps).
+        'Or send the token to POST /api/v1/auth/verify-email as {"token": "..."}:\n\n' +
+        `Verification token: ${token}\n\n` +
         'If you did not create a Switchboard account, ignore this mail.\n',
     });
   }
