@@ -74,6 +74,7 @@ const COMMANDS: readonly CommandSpec[] = [
   },
 ];
 
+/** The column where summaries start in the list of commands. */
 const WIDTH = 41;
 
 const DATABASE_NOTE = `Commands use the server's configuration (DATA_DIR or DATABASE_URL). With the embedded database,
