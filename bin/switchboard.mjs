@@ -3,6 +3,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../src/cli.ts');
+const { main, exitQuietlyWhenStdoutCloses } = await import('../src/cli.ts');
+exitQuietlyWhenStdoutCloses();
 // exitCode, not exit(): exit() would cut off output still queued for a pipe.
 process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,6 @@
 /** The `switchboard` operator command. */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, UsageError } from '../src/cli.js';
 import { acquireEmbeddedLock } from '../src/db/embedded-lock.js';
+import { VERSION } from '../src/version.js';
 import { Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
@@ -201,6 +202,9 @@ describe('the switchboard binary', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' };
+  // A DATA_DIR that does not exist: commands that need no database must leave it so.
+  const absentDir = path.join(dataDir, 'absent');
+  const absentEnv = { ...env, DATA_DIR: absentDir };
 
   it('prints the OpenAPI document', async () => {
     const { stdout } = await run(process.execPath, [BIN, 'openapi'], {
@@ -222,6 +226,131 @@ describe('the switchboard binary', () => {
     expect(failure.stderr).toMatch(/Unknown command: frobnicate/);
     expect(failure.stderr).toMatch(/Usage: switchboard/);
   }, 60_000);
+
+  it('says which option or argument it does not know, with the usage of that command, and exits 2', async () => {
+    for (const [args, message, usage] of [
+      [['migrate', '--force'], /Unknown option for migrate: --force/, /Usage: switchboard migrate\n/],
+      [['users', 'frobnicate'], /Unknown command: users frobnicate/, /Usage: switchboard users make-admin/],
+      [['users'], /users needs a subcommand: verify, make-admin/, /Usage: switchboard users verify EMAIL/],
+      [['users', 'verify', 'a@example.test', 'b@example.test'], /Unexpected argument .*b@example/, /EMAIL/],
+      [
+        ['users', 'make-admin', 'a@example.test', '--org', '1'],
+        /Unknown option .*: --org$/m,
+        /--organization/,
+      ],
+      [['--frobnicate'], /Unknown option: --frobnicate/, /Commands:/],
+      [['help', 'frobnicate'], /Unknown command: frobnicate/, /Commands:/],
+      [['--version', 'now'], /--version takes no arguments/, /Commands:/],
+      [[], /No command given/, /Commands:/],
+    ] as const) {
+      const failure = await run(process.execPath, [BIN, ...args], { cwd: ROOT, env: absentEnv }).catch(
+        (e) => e,
+      );
+      expect(failure.code, args.join(' ')).toBe(2);
+      expect(failure.stderr, args.join(' ')).toMatch(message);
+      expect(failure.stderr, args.join(' ')).toMatch(usage);
+      expect(failure.stdout).toBe('');
+    }
+    expect(existsSync(absentDir)).toBe(false);
+  }, 120_000);
+
+  it('prints its version with --version and -v, without configuration or a database', async () => {
+    for (const flag of ['--version', '-v']) {
+      const { stdout, stderr } = await run(process.execPath, [BIN, flag], { cwd: ROOT, env: absentEnv });
+      expect(stdout).toBe(`${VERSION}\n`);
+      expect(stderr).toBe('');
+    }
+    expect(existsSync(absentDir)).toBe(false);
+  }, 60_000);
+
+  it('prints the usage of one command for help COMMAND and COMMAND --help, exit 0, opening nothing', async () => {
+    // The database is locked by this process: a help that opened it would fail.
+    const release = acquireEmbeddedLock(dataDir);
+    try {
+      for (const args of [
+        ['help', 'users', 'make-admin'],
+        ['users', 'make-admin', '--help'],
+        ['users', 'make-admin', 'someone@example.test', '--organization', '3', '-h'],
+      ]) {
+        const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: ROOT, env });
+        expect(stdout, args.join(' ')).toMatch(
+          /^Usage: switchboard users make-admin EMAIL \[--organization ID\]\n/,
+        );
+        expect(stdout, args.join(' ')).toMatch(/--organization ID +Only in this organization/);
+        expect(stdout, args.join(' ')).not.toMatch(/users verify|billing grant/);
+        expect(stderr).toBe('');
+      }
+      const group = await run(process.execPath, [BIN, 'billing', '--help'], { cwd: ROOT, env });
+      expect(group.stdout).toMatch(/^Usage: switchboard billing grant ORG_ID AMOUNT\n/);
+      const all = await run(process.execPath, [BIN, '--help'], { cwd: ROOT, env: absentEnv });
+      for (const command of [
+        'migrate',
+        'users verify',
+        'users make-admin',
+        'billing grant',
+        'compliance set',
+        'openapi',
+      ]) {
+        expect(all.stdout).toContain(`  ${command}`);
+      }
+      expect(all.stdout).toMatch(/switchboard --version/);
+    } finally {
+      release();
+    }
+    expect(existsSync(absentDir)).toBe(false);
+  }, 120_000);
+
+  it('exits 0 without a word when the reader of its output has gone (openapi | head)', async () => {
+    const child = spawn(process.execPath, [BIN, '--help'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Like `| head -0`: the reading end of the pipe is closed before the command writes to it, so its
+    // write fails with EPIPE, as the rest of `openapi | head -1` does once head has its line.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const code = await new Promise((resolve) => child.on('close', (exitCode) => resolve(exitCode)));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('refuses to work on a DATA_DIR without a database and creates nothing there; migrate creates it', async () => {
+    const empty = path.join(dataDir, 'fresh');
+    mkdirSync(path.join(empty, 'mail'), { recursive: true });
+    for (const [where, directory] of [
+      ['a missing DATA_DIR', absentDir],
+      ['a DATA_DIR without a database', empty],
+    ] as const) {
+      const failure = await run(process.execPath, [BIN, 'users', 'verify', 'someone@example.test'], {
+        cwd: ROOT,
+        env: { ...env, DATA_DIR: directory },
+      }).catch((e) => e);
+      expect(failure.code, where).toBe(1);
+      expect(failure.stderr, where).toContain(`No Switchboard database in ${directory} (DATA_DIR)`);
+      expect(failure.stderr, where).toMatch(
+        /`npm start` creates\s+it on its first start, `switchboard migrate`/,
+      );
+      expect(failure.stderr, where).not.toMatch(/\n\s+at /);
+    }
+    expect(existsSync(absentDir)).toBe(false);
+    expect(readdirSync(empty)).toEqual(['mail']);
+
+    const migrated = await run(process.execPath, [BIN, 'migrate'], {
+      cwd: ROOT,
+      env: { ...env, DATA_DIR: empty },
+    });
+    expect(migrated.stdout).toMatch(/Applied [1-9]\d* migration\(s\)/);
+    const unknown = await run(process.execPath, [BIN, 'users', 'verify', 'someone@example.test'], {
+      cwd: ROOT,
+      env: { ...env, DATA_DIR: empty },
+    }).catch((e) => e);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/No user with email someone@example.test/);
+  }, 120_000);
 
   it('refuses to open an embedded database another process holds', async () => {
     const release = acquireEmbeddedLock(dataDir); // this test process plays the running server

@@ -7,16 +7,67 @@
  * platform with PUBLIC_URL reachable from here (the default is).
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:net';
 import { CarrierASimulator } from './carrier-a.js';
 import { CarrierBSimulator } from './carrier-b.js';
 import { CarrierCSimulator } from './carrier-c.js';
 import { LambdaSimulator } from './lambda.js';
 
+const USAGE = `Usage: npm run sim [-- FIRST_PORT]
+
+Starts the simulators of carrier A, carrier B, carrier C and the cloud function API on 127.0.0.1,
+on four consecutive ports from FIRST_PORT (default 4010: ports 4010-4013), and prints how to point
+the platform at them.
+`;
+
+const SIMULATORS = ['carrier A', 'carrier B', 'carrier C', 'cloud function'] as const;
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 // `npm run sim -- 5010` starts them on 5010, 5011, 5012 and 5013 instead.
-const firstPort = Number(process.argv[2] ?? 4010);
-if (!Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65532) {
-  console.error('Usage: npm run sim [-- FIRST_PORT]   (four ports from FIRST_PORT, default 4010)');
+const firstPort = Number(args[0] ?? 4010);
+if (args.length > 1 || !Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65532) {
+  process.stderr.write(`${args.length > 1 ? 'One argument at most' : `Not a port: ${args[0]}`}\n\n${USAGE}`);
   process.exit(2);
+}
+
+/** Why `port` cannot be listened on ('EADDRINUSE'…), or undefined when it can. */
+function portProblem(port: number): Promise<string | undefined> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(undefined)));
+  });
+}
+
+// Each port is tried before any simulator starts: a simulator's own listen error would end the
+// process with a stack trace instead of saying which port is taken and what to do about it.
+const problems = (
+  await Promise.all(
+    SIMULATORS.map(async (name, i) => ({
+      name,
+      port: firstPort + i,
+      code: await portProblem(firstPort + i),
+    })),
+  )
+).filter((p) => p.code !== undefined);
+if (problems.length > 0) {
+  for (const { name, port, code } of problems) {
+    process.stderr.write(
+      code === 'EADDRINUSE'
+        ? `Port ${port} (the ${name} simulator) is already in use on 127.0.0.1 — another \`npm run sim\`?\n`
+        : `Port ${port} (the ${name} simulator) cannot be opened on 127.0.0.1: ${code}\n`,
+    );
+  }
+  const other = firstPort + 1000 <= 65532 ? firstPort + 1000 : 5010;
+  process.stderr.write(
+    `Choose other ports with: npm run sim -- FIRST_PORT   (four from FIRST_PORT, e.g. npm run sim -- ${other}` +
+      ` for ${other}-${other + 3})\n`,
+  );
+  process.exit(1);
 }
 
 const carrierA = new CarrierASimulator();
