@@ -99,7 +99,14 @@ export abstract class CarrierSimulatorBase {
   async start(port = 0): Promise<string> {
     const routes = this.routes();
     this.#server = createServer((req, res) => void this.#serve(routes, req, res));
-    await new Promise<void>((resolve) => this.#server!.listen(port, '127.0.0.1', resolve));
+    // A port that cannot be taken rejects here (the runner names it), instead of an unhandled 'error'.
+    await new Promise<void>((resolve, reject) => {
+      this.#server!.once('error', reject);
+      this.#server!.listen(port, '127.0.0.1', () => {
+        this.#server!.off('error', reject);
+        resolve();
+      });
+    });
     const address = this.#server.address();
     this.#baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
     return this.#baseUrl;

@@ -224,7 +224,14 @@ export class LambdaSimulator {
 
   async start(port = 0): Promise<string> {
     this.#server = createServer((req, res) => void this.#serve(req, res));
-    await new Promise<void>((resolve) => this.#server!.listen(port, '127.0.0.1', resolve));
+    // A port that cannot be taken rejects here (the runner names it), instead of an unhandled 'error'.
+    await new Promise<void>((resolve, reject) => {
+      this.#server!.once('error', reject);
+      this.#server!.listen(port, '127.0.0.1', () => {
+        this.#server!.off('error', reject);
+        resolve();
+      });
+    });
     const address = this.#server.address();
     this.#baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
     return this.#baseUrl;
