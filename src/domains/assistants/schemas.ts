@@ -348,7 +348,7 @@ export const AssistantOut = Type.Object(
     name: Type.String(),
     description: Nullable(Type.String()),
     is_active: Type.Boolean(),
-    llm_provider: Type.String(),
+    llm_provider: Type.Unsafe<string>({ type: 'string', enum: [...LLM_PROVIDER_IDS] }),
     ...Object.fromEntries(
       FIELDS.filter(([field]) => CONFIG_FIELDS.includes(field)).map(([field, schema]) => [
         field,
