@@ -2,6 +2,10 @@
 import { Type } from 'typebox';
 import { MESSAGE_STATUSES, type MessageStatus } from '../../db/schema/messaging.js';
 import { Nullable } from '../../http/schemas.js';
+import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
+
+/** The carrier of the number a message goes through. */
+const Carrier = Type.Unsafe<string>({ type: 'string', enum: [...TELEPHONY_PROVIDERS] });
 
 export const SendBody = Type.Object(
   {
@@ -42,7 +46,7 @@ export const SendAnswer = Type.Object(
     success: Type.Boolean(),
     message_id: Type.String(),
     message: Type.String(),
-    provider: Type.String(),
+    provider: Carrier,
     status: Type.Union([Type.Literal('queued'), Type.Literal('sent'), Type.Literal('failed')]),
   },
   {
@@ -64,7 +68,7 @@ export const MessageOut = Type.Object(
     message_id: Type.String(),
     direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')]),
     status: Type.Unsafe<MessageStatus>({ type: 'string', enum: [...MESSAGE_STATUSES] }),
-    provider: Type.String(),
+    provider: Carrier,
     from_phone_number: Type.String(),
     to_phone_number: Type.String(),
     message: Type.String(),
