@@ -4,8 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
@@ -38,9 +36,10 @@ import { systemRoutes } from './domains/system/routes.js';
 import { userRoutes } from './domains/users/routes.js';
 import { webhookRoutes } from './domains/webhooks/routes.js';
 import type { Access } from './http/access.js';
-import { type Authenticator, CSRF_HEADER, installAuthentication, SESSION_COOKIE } from './http/auth.js';
+import { type Authenticator, CSRF_HEADER, installAuthentication } from './http/auth.js';
 import { answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { installRequestMetrics } from './http/metrics.js';
+import { installOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { installValidation } from './http/validation.js';
@@ -90,29 +89,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   // route registered after it, the documentation routes included.
   await app.register(fastifyCookie);
   installAuthentication(app, deps.authenticator);
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Switchboard API',
-        version: VERSION,
-        description:
-          'Self-hostable, multi-tenant voice AI agent platform. Authenticate with `Authorization: Bearer <API key or JWT>` or the dashboard session cookie (plus `X-CSRF-Token` on state-changing requests).',
-      },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'A user API key (`sk_…`) or a JWT access token from /api/v1/auth/login.',
-          },
-          cookieAuth: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
-        },
-      },
-    },
-  });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  // /openapi.json's document and the /docs page (src/http/openapi.ts), checked at start-up.
+  await installOpenApi(app, { publicUrl: config.publicUrl, version: VERSION });
   // WebSocket routes (`websocket: true`) must be registered after this plugin. Client frames are
   // small JSON messages or media chunks: 1 MiB is plenty and bounds what one frame may cost us.
   await app.register(fastifyWebsocket, { options: { maxPayload: 1 << 20 } });

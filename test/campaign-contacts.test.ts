@@ -30,6 +30,7 @@ import { JsonElementError, readJsonArray } from '../src/lib/json-array.js';
 import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
+import { deref, type OpenApiDocument } from './support/openapi-walk.js';
 
 const BASE = '/api/v1/campaigns';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -997,16 +998,21 @@ describe('documentation', () => {
   it('documents the three routes in OpenAPI, the import as a multipart form with a binary file', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(response.statusCode).toBe(200);
-    const paths = response.json().paths as Record<string, Record<string, Record<string, unknown>>>;
+    const doc = response.json() as OpenApiDocument;
+    const paths = doc.paths;
     const contacts = paths['/api/v1/campaigns/{campaign_id}/contacts']!;
     const imports = paths['/api/v1/campaigns/{campaign_id}/import-data']!;
     for (const operation of [contacts.get!, contacts.post!, imports.post!]) {
       expect((operation.security as unknown[]).length).toBeGreaterThan(0);
       expect(operation.description).toMatch(/campaigns/);
     }
-    const form = (
-      imports.post!.requestBody as { content: Record<string, { schema: Record<string, unknown> }> }
-    ).content['multipart/form-data']!.schema as {
+    // The form is the named component ContactImportForm, used through $ref.
+    const form = deref(
+      doc,
+      (imports.post!.requestBody as { content: Record<string, { schema: Record<string, unknown> }> }).content[
+        'multipart/form-data'
+      ]!.schema,
+    ) as {
       properties: Record<string, { format?: string }>;
       required: string[];
     };

@@ -6,11 +6,16 @@ export const ErrorBody = Type.Object(
     detail: Type.Union([
       Type.String(),
       Type.Array(
-        Type.Object({
-          loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
-          msg: Type.String(),
-          type: Type.String(),
-        }),
+        Type.Object(
+          {
+            loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), {
+              description: 'Where: `body`, `query`, `path` or `header`, then field names and array indexes',
+            }),
+            msg: Type.String(),
+            type: Type.String({ description: 'A short error kind, e.g. `missing`, `string_too_long`' }),
+          },
+          { title: 'ValidationError', description: 'One invalid input value.' },
+        ),
       ),
     ]),
   },
@@ -53,3 +58,45 @@ export function iso(value: Date | null): string | null {
 }
 
 export const MessageBody = Type.Object({ message: Type.String() });
+
+/** The parts of a JSON schema that defaults live in. */
+interface Node {
+  properties?: Record<string, Node>;
+  anyOf?: Node[];
+  oneOf?: Node[];
+  allOf?: Node[];
+  items?: Node;
+  default?: unknown;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `value` as Ajv's `useDefaults` leaves it after validating against `schema` (object properties only). */
+function withDefaults(value: Record<string, unknown>, schema: Node): Record<string, unknown> {
+  const out = { ...value };
+  for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Node>)) {
+    if (out[name] === undefined && property.default !== undefined)
+      out[name] = structuredClone(property.default);
+    const inner = out[name];
+    if (isPlainObject(inner) && property.properties) out[name] = withDefaults(inner, property);
+  }
+  return out;
+}
+
+/**
+ * Writes every object `default` inside `schema` out in full — the value Ajv's `useDefaults` makes of
+ * it, its properties' own defaults filled in — so that each default is valid against the schema it
+ * sits on (a `{}` default of an object with required fields is not), while a request gets exactly
+ * what it got before. Mutates `schema` (at definition time) and returns it.
+ */
+export function completeDefaults<T extends TSchema>(schema: T): T {
+  const visit = (node: Node) => {
+    for (const child of Object.values(node.properties ?? {})) visit(child);
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const child of node[key] ?? []) visit(child);
+    if (isPlainObject(node.items)) visit(node.items);
+    if (isPlainObject(node.default) && node.properties) node.default = withDefaults(node.default, node);
+  };
+  visit(schema as Node);
+  return schema;
+}

@@ -4,9 +4,10 @@
  * completed and validated as a whole. Only the create schema defaults the top-level objects.
  */
 import { type TProperties, type TSchema, Type } from 'typebox';
-import { Nullable, OpenObject } from '../../http/schemas.js';
+import { completeDefaults, Nullable, OpenObject } from '../../http/schemas.js';
 import { LLM_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
 import type { SecretField } from '../../lib/secret-paths.js';
+import { ASSISTANT_EXAMPLE } from './example.js';
 
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const Text = (maxLength: number) => Type.String({ maxLength });
@@ -280,27 +281,36 @@ const Name = Type.String({
   description: 'Unique in the organization',
 });
 
-export const AssistantCreate = Type.Object(
-  {
-    name: Name,
-    ...Object.fromEntries(
-      FIELDS.map(([field, schema, fallback]) => [
-        field,
-        Type.Optional(fallback === undefined ? schema : { ...schema, default: fallback }),
-      ]),
-    ),
-    ...FLAT_SECRET_FIELDS,
-  },
-  { additionalProperties: false },
+export const AssistantCreate = completeDefaults(
+  Type.Object(
+    {
+      name: Name,
+      ...Object.fromEntries(
+        FIELDS.map(([field, schema, fallback]) => [
+          field,
+          Type.Optional(fallback === undefined ? schema : { ...schema, default: fallback }),
+        ]),
+      ),
+      ...FLAT_SECRET_FIELDS,
+    },
+    { additionalProperties: false, title: 'AssistantCreate', examples: [ASSISTANT_EXAMPLE] },
+  ),
 );
 
-export const AssistantUpdate = Type.Object(
-  {
-    name: Type.Optional(Name),
-    ...Object.fromEntries(FIELDS.map(([field, schema]) => [field, Type.Optional(schema)])),
-    ...FLAT_SECRET_FIELDS,
-  },
-  { additionalProperties: false, minProperties: 1 },
+export const AssistantUpdate = completeDefaults(
+  Type.Object(
+    {
+      name: Type.Optional(Name),
+      ...Object.fromEntries(FIELDS.map(([field, schema]) => [field, Type.Optional(schema)])),
+      ...FLAT_SECRET_FIELDS,
+    },
+    {
+      additionalProperties: false,
+      minProperties: 1,
+      title: 'AssistantUpdate',
+      examples: [{ description: 'Answers the main line after hours', idle_timeout: 15 }],
+    },
+  ),
 );
 
 /** The configuration fields of the response (flat secret fields are never returned). */
@@ -338,7 +348,7 @@ export const AssistantOut = Type.Object(
     name: Type.String(),
     description: Nullable(Type.String()),
     is_active: Type.Boolean(),
-    llm_provider: Type.String(),
+    llm_provider: Type.Unsafe<string>({ type: 'string', enum: [...LLM_PROVIDER_IDS] }),
     ...Object.fromEntries(
       FIELDS.filter(([field]) => CONFIG_FIELDS.includes(field)).map(([field, schema]) => [
         field,

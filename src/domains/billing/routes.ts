@@ -1,5 +1,6 @@
 /** /v1/billing: the organization's wallet and its ledger. */
 import { Type } from 'typebox';
+import type { LedgerKind } from '../../db/schema/billing.js';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
@@ -15,7 +16,11 @@ const LedgerEntryOut = Type.Object(
     id: Type.Integer(),
     amount: Money,
     balance_after: Money,
-    kind: Type.String({ description: 'trial_credit, grant, call, sms or adjustment' }),
+    kind: Type.Unsafe<LedgerKind>({
+      type: 'string',
+      enum: ['trial_credit', 'grant', 'call', 'sms', 'adjustment'] satisfies LedgerKind[],
+      description: 'What the entry is for',
+    }),
     description: Type.String(),
     reference: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,

@@ -19,14 +19,32 @@ const InitiateBody = Type.Object(
     agenda: Type.Optional(Type.String({ maxLength: 10_000, description: 'Supports {{variable}}' })),
     variables: Type.Optional(OpenObject),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'CallInitiate',
+    examples: [
+      {
+        from_phone_number: '+14155550100',
+        to_phone_number: '+14155550123',
+        welcome_message: 'Hi {{ name | title_case }}, this is {{ company }}.',
+        agenda: 'Confirm the appointment on {{ day }}',
+        variables: { name: 'ada lovelace', company: 'Acme', day: 'Monday' },
+      },
+    ],
+  },
 );
 
-const InitiateAnswer = Type.Object({
-  message: Type.String(),
-  call_sid: Type.String({ description: "The carrier's call identifier" }),
-  call_id: Type.Integer({ description: 'The call record' }),
-});
+const InitiateAnswer = Type.Object(
+  {
+    message: Type.String(),
+    call_sid: Type.String({ description: "The carrier's call identifier" }),
+    call_id: Type.Integer({ description: 'The call record' }),
+  },
+  {
+    title: 'CallInitiated',
+    examples: [{ message: 'Call initiated', call_sid: 'CA0123456789abcdef0123456789abcdef', call_id: 17 }],
+  },
+);
 
 export function callRoutes(app: App, calls: CallService): void {
   app.post(

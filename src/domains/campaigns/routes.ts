@@ -85,10 +85,31 @@ const CampaignCreate = Type.Object(
     retry_delay_minutes: Type.Optional(Fields.retry_delay_minutes),
     concurrency_limit: Type.Optional(Fields.concurrency_limit),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'CampaignCreate',
+    examples: [
+      {
+        name: 'Spring renewals',
+        campaign_type: 'call',
+        assistant_id: 7,
+        welcome_message_template: 'Hi {{ name | title_case }}, this is {{assistant_name}} from {{company}}.',
+        agenda_template: 'Your {{ plan | default("current") }} plan renews on {{renewal_date}}.',
+        fallback_values: { company: 'Acme' },
+        variable_mappings: { plan: 'custom_fields.plan' },
+        max_attempts: 2,
+        retry_delay_minutes: 30,
+      },
+    ],
+  },
 );
 
-const CampaignUpdate = Type.Partial(CampaignCreate, { additionalProperties: false, minProperties: 1 });
+const CampaignUpdate = Type.Partial(CampaignCreate, {
+  additionalProperties: false,
+  minProperties: 1,
+  title: 'CampaignUpdate',
+  examples: [{ max_attempts: 3, retry_delay_minutes: 60 }],
+});
 
 const PreviewBody = Type.Object(
   {

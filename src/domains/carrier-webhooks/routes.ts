@@ -12,6 +12,8 @@ import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { CarrierWebhookService } from './service.js';
 
+const tags = ['carrier-webhooks'];
+
 const Params = Type.Object({
   carrier: Type.Union([Type.Literal('carrier_a'), Type.Literal('carrier_b'), Type.Literal('carrier_c')]),
   kind: Type.Union([
@@ -35,7 +37,7 @@ export async function carrierWebhookRoutes(
       {
         config: { access: access.public },
         schema: {
-          tags: ['carrier webhooks'],
+          tags,
           summary:
             'Called by carriers (signed): call instructions (voice), call status (status), inbound SMS (sms), delivery receipts (sms-status)',
           params: Params,

@@ -9,6 +9,7 @@ import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { Id, IdParam, Nullable, OpenObject } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { GRAPH_EXAMPLE } from './example.js';
 import { DEFAULT_SECONDS_PER_TURN, type GraphService } from './service.js';
 import {
   ConditionLogic,
@@ -92,12 +93,19 @@ const GraphCreate = Type.Object(
     nodes: Nodes,
     edges: Type.Optional(Edges),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'GraphCreate', examples: [GRAPH_EXAMPLE] },
 );
 
-const GraphUpdate = Type.Partial(Type.Object(Metadata), { additionalProperties: false, minProperties: 1 });
+const GraphUpdate = Type.Partial(Type.Object(Metadata), {
+  additionalProperties: false,
+  minProperties: 1,
+  title: 'GraphUpdate',
+});
 
-const StructureBody = Type.Object({ nodes: Nodes, edges: Edges }, { additionalProperties: false });
+const StructureBody = Type.Object(
+  { nodes: Nodes, edges: Edges },
+  { additionalProperties: false, title: 'GraphStructure' },
+);
 
 const SimulateBody = Type.Object(
   {

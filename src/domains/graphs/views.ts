@@ -76,7 +76,7 @@ export const GraphOut = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { title: 'AssistantGraph' },
+  { title: 'Graph' },
 );
 
 function nodeView(node: NodeRow) {

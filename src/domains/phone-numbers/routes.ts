@@ -40,17 +40,33 @@ const PhoneNumberCreate = Type.Object(
     graph_id: Type.Optional(Fields.graph_id),
     sms_rate_per_second: Type.Optional(Fields.sms_rate_per_second),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'PhoneNumberCreate',
+    examples: [
+      {
+        phone_number: '+1 (415) 555-2671',
+        provider: 'carrier_a',
+        friendly_name: 'Support line',
+        assistant_id: 7,
+      },
+    ],
+  },
 );
 
-const PhoneNumberUpdate = Type.Partial(PhoneNumberCreate, { additionalProperties: false, minProperties: 1 });
+const PhoneNumberUpdate = Type.Partial(PhoneNumberCreate, {
+  additionalProperties: false,
+  minProperties: 1,
+  title: 'PhoneNumberUpdate',
+  examples: [{ friendly_name: 'Main line', assistant_id: 8 }],
+});
 
 const PhoneNumberOut = Type.Object(
   {
     id: Type.Integer(),
     organization_id: Type.Integer(),
     phone_number: Type.String(),
-    provider: Type.String(),
+    provider: Type.Unsafe<string>({ type: 'string', enum: [...TELEPHONY_PROVIDERS] }),
     friendly_name: Nullable(Type.String()),
     assistant_id: Nullable(Type.Integer()),
     assistant_name: Nullable(Type.String()),
@@ -60,7 +76,25 @@ const PhoneNumberOut = Type.Object(
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
-  { title: 'PhoneNumber' },
+  {
+    title: 'PhoneNumber',
+    examples: [
+      {
+        id: 3,
+        organization_id: 1,
+        phone_number: '+14155552671',
+        provider: 'carrier_a',
+        friendly_name: 'Support line',
+        assistant_id: 7,
+        assistant_name: 'Front desk',
+        graph_id: null,
+        is_toll_free: false,
+        sms_rate_per_second: 1,
+        created_at: '2026-11-21T09:00:00.000Z',
+        updated_at: '2026-11-21T09:00:00.000Z',
+      },
+    ],
+  },
 );
 
 function phoneNumberView(row: PhoneNumberRow) {

@@ -4,64 +4,10 @@ import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { Nullable } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { MessageOut, SendAnswer, SendBody } from './schemas.js';
 import { messageView, type SmsService } from './service.js';
 
 const tags = ['sms'];
-
-const SendBody = Type.Object(
-  {
-    from_phone_number: Type.String({
-      minLength: 1,
-      maxLength: 32,
-      description: 'E.164; routed to an assistant',
-    }),
-    to_phone_number: Type.String({ minLength: 1, maxLength: 32, description: 'E.164' }),
-    message: Type.String({ minLength: 1, maxLength: 1600 }),
-    media_urls: Type.Optional(
-      Type.Array(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }), {
-        maxItems: 10,
-        description: 'MMS media',
-      }),
-    ),
-    queue: Type.Optional(
-      Type.Boolean({ default: true, description: 'true: queued under the number’s rate; false: sent now' }),
-    ),
-    idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  },
-  { additionalProperties: false },
-);
-
-const SendAnswer = Type.Object({
-  success: Type.Boolean(),
-  message_id: Type.String(),
-  message: Type.String(),
-  provider: Type.String(),
-  status: Type.String({ description: 'queued, sent or failed' }),
-});
-
-const MessageOut = Type.Object(
-  {
-    message_id: Type.String(),
-    direction: Type.String(),
-    status: Type.String(),
-    provider: Type.String(),
-    from_phone_number: Type.String(),
-    to_phone_number: Type.String(),
-    message: Type.String(),
-    media_urls: Type.Array(Type.String()),
-    segments: Type.Integer(),
-    cost: Nullable(Type.Number()),
-    error: Nullable(Type.String()),
-    attempts: Type.Integer(),
-    assistant_id: Nullable(Type.Integer()),
-    phone_number_id: Nullable(Type.Integer()),
-    sent_at: Nullable(Type.String({ format: 'date-time' })),
-    delivered_at: Nullable(Type.String({ format: 'date-time' })),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-  },
-  { title: 'Message' },
-);
 
 const MessageParams = Type.Object({ message_id: Type.String({ format: 'uuid' }) });
 

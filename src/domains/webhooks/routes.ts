@@ -52,6 +52,15 @@ const DeliveryOut = Type.Object(
   { title: 'WebhookDelivery' },
 );
 
+const TestBody = Type.Object(
+  { url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }) },
+  {
+    additionalProperties: false,
+    title: 'WebhookTest',
+    examples: [{ url: 'https://example.com/hooks/calls' }],
+  },
+);
+
 function deliveryView(row: DeliveryRow) {
   return {
     id: row.id,
@@ -137,10 +146,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
       schema: {
         tags,
         summary: 'Send a signed `webhook.test` event to a URL',
-        body: Type.Object(
-          { url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }) },
-          { additionalProperties: false },
-        ),
+        body: TestBody,
         response: { 200: DeliveryOut },
       },
     },
