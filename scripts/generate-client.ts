@@ -28,7 +28,15 @@ const HEADER = `/**
 export async function generateClientSchema(): Promise<string> {
   // The defaults, not this shell's environment (.env, PUBLIC_URL…): the same schemas give the same file.
   const document = await buildOpenApiDocument(loadConfig({}));
-  const ast = await openapiTS(document as OpenAPI3);
+  // A request field with a default may be left out (the server fills it in), so it stays optional in
+  // the types; openapi-typescript would otherwise make every defaulted field required.
+  // Every named schema also becomes a type of its own name (`Assistant`, `Call`, `SmsMessage`…).
+  const ast = await openapiTS(document as OpenAPI3, {
+    defaultNonNullable: false,
+    rootTypes: true,
+    rootTypesNoSchemaPrefix: true,
+    rootTypesKeepCasing: true,
+  });
   return format(HEADER + astToString(ast));
 }
 

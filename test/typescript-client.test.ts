@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createSwitchboardClient } from '../clients/typescript/src/index.js';
+import { type Assistant, type Call, createSwitchboardClient } from '../clients/typescript/src/index.js';
 import { generateClientSchema, SCHEMA_FILE } from '../scripts/generate-client.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { mailSettled, startTestPlatform, type TestPlatform, verificationToken } from './support/harness.js';
@@ -98,6 +98,8 @@ describe('a new user, through the client', () => {
     const assistant = await api.POST('/api/v1/assistants', { body: { name: 'Front desk' } });
     expect(assistant.response.status, JSON.stringify(assistant.error)).toBe(201);
     expectTypeOf(assistant.data!.id).toEqualTypeOf<number>();
+    // Responses are the document's named schemas, exported under their names.
+    expectTypeOf(assistant.data!).toMatchTypeOf<Assistant>();
     expect(assistant.data!.name).toBe('Front desk');
 
     const number = await api.POST('/api/v1/phone-numbers', {
@@ -124,6 +126,7 @@ describe('a new user, through the client', () => {
     const call = await api.GET('/api/v1/calls/{call_id}', { params: { path: { call_id: callId } } });
     expect(call.response.status, JSON.stringify(call.error)).toBe(200);
     expectTypeOf(call.data!.direction).toEqualTypeOf<'inbound' | 'outbound'>();
+    expectTypeOf(call.data!).toMatchTypeOf<Call>();
     expect(call.data).toMatchObject({
       id: callId,
       call_sid: placed.data!.call_sid,

@@ -7,6 +7,8 @@ import createClient, { type Client, type ClientOptions, type Middleware } from '
 import type { paths } from './schema.js';
 
 export type { $defs, components, operations, paths, webhooks } from './schema.js';
+/** The API's named resources and bodies (`Assistant`, `AssistantCreate`, `Call`, `ErrorBody`…). */
+export type * from './schema.js';
 
 export interface SwitchboardClientOptions {
   /** Where the API listens, e.g. `http://127.0.0.1:8000` (no `/api/v1`: paths carry their prefix). */
@@ -47,7 +49,3 @@ export function bearer(credential: string): Middleware {
     },
   };
 }
-
-// Named types for the API's resources (`Assistant`, `Call`, …) are aliases of the document's
-// `components.schemas`, added here as the document names them:
-//   export type Assistant = components['schemas']['Assistant'];

@@ -27,6 +27,7 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @enum {string} */
               status: 'ok' | 'degraded';
               database: string;
               queue: string;
@@ -41,6 +42,7 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @enum {string} */
               status: 'ok' | 'degraded';
               database: string;
               queue: string;
@@ -122,39 +124,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              access_token: string;
-              /** @enum {string} */
-              token_type: 'bearer';
-              /** @description Seconds until the access token expires. */
-              expires_in: number;
-              /** @description Single use: each refresh returns a new one. */
-              refresh_token: string;
-              /** @description Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie. */
-              csrf_token?: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              organization: {
-                id: number;
-                name: string;
-                slug: string;
-              };
-              role: 'admin' | 'user';
-            };
+            'application/json': components['schemas']['TokenBody'];
           };
         };
         /** @description Body too large */
@@ -163,15 +133,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -180,15 +142,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -226,22 +180,7 @@ export interface paths {
           content: {
             'application/json': {
               message: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
+              user: components['schemas']['User'];
             };
           };
         };
@@ -251,15 +190,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -289,22 +220,7 @@ export interface paths {
           content: {
             'application/json': {
               message: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
+              user: components['schemas']['User'];
             };
           };
         };
@@ -314,15 +230,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -331,15 +239,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -389,15 +289,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -406,15 +298,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -458,39 +342,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              access_token: string;
-              /** @enum {string} */
-              token_type: 'bearer';
-              /** @description Seconds until the access token expires. */
-              expires_in: number;
-              /** @description Single use: each refresh returns a new one. */
-              refresh_token: string;
-              /** @description Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie. */
-              csrf_token?: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              organization: {
-                id: number;
-                name: string;
-                slug: string;
-              };
-              role: 'admin' | 'user';
-            };
+            'application/json': components['schemas']['TokenBody'];
           };
         };
         /** @description Body too large */
@@ -499,15 +351,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -516,15 +360,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -566,39 +402,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              access_token: string;
-              /** @enum {string} */
-              token_type: 'bearer';
-              /** @description Seconds until the access token expires. */
-              expires_in: number;
-              /** @description Single use: each refresh returns a new one. */
-              refresh_token: string;
-              /** @description Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie. */
-              csrf_token?: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              organization: {
-                id: number;
-                name: string;
-                slug: string;
-              };
-              role: 'admin' | 'user';
-            };
+            'application/json': components['schemas']['TokenBody'];
           };
         };
         /** @description Body too large */
@@ -607,15 +411,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -624,15 +420,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -682,15 +470,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -699,15 +479,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -752,39 +524,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              access_token: string;
-              /** @enum {string} */
-              token_type: 'bearer';
-              /** @description Seconds until the access token expires. */
-              expires_in: number;
-              /** @description Single use: each refresh returns a new one. */
-              refresh_token: string;
-              /** @description Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie. */
-              csrf_token?: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              organization: {
-                id: number;
-                name: string;
-                slug: string;
-              };
-              role: 'admin' | 'user';
-            };
+            'application/json': components['schemas']['TokenBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -793,15 +533,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -810,15 +542,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -827,15 +551,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -844,15 +560,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -889,22 +597,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              via: 'api_key' | 'jwt' | 'cookie';
-              user_id: number;
-              email: string;
-              is_verified: boolean;
-              organization_id: number;
-              role: 'admin' | 'user';
-              api_key: {
-                id: number;
-                /** @description Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization */
-                permissions: {
-                  [key: string]: 'read' | 'read_write';
-                };
-                rate_limit: number | null;
-              } | null;
-            };
+            'application/json': components['schemas']['WhoAmI'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -913,15 +606,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -930,15 +615,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -947,15 +624,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -994,29 +663,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              email: string;
-              first_name: string;
-              last_name: string;
-              is_verified: boolean;
-              email_verified_at: string | null;
-              preferences: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              organization_id: number;
-              role: 'admin' | 'user';
-              organizations: {
-                id: number;
-                name: string;
-                slug: string;
-                role: 'admin' | 'user';
-              }[];
-            };
+            'application/json': components['schemas']['Profile'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -1025,15 +672,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1042,15 +681,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -1059,15 +690,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1108,29 +731,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              email: string;
-              first_name: string;
-              last_name: string;
-              is_verified: boolean;
-              email_verified_at: string | null;
-              preferences: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              organization_id: number;
-              role: 'admin' | 'user';
-              organizations: {
-                id: number;
-                name: string;
-                slug: string;
-                role: 'admin' | 'user';
-              }[];
-            };
+            'application/json': components['schemas']['Profile'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -1139,15 +740,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1156,15 +749,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -1173,15 +758,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -1190,15 +767,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1258,15 +827,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1275,15 +836,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -1292,15 +845,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -1309,15 +854,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1354,16 +891,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              email: string;
-              first_name: string;
-              last_name: string;
-              role: 'admin' | 'user';
-              is_verified: boolean;
-              /** Format: date-time */
-              joined_at: string;
-            }[];
+            'application/json': components['schemas']['Member'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -1372,15 +900,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1389,15 +909,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -1406,15 +918,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1456,7 +960,10 @@ export interface paths {
             first_name: string;
             /** @description Not blank */
             last_name: string;
-            /** @default user */
+            /**
+             * @default user
+             * @enum {string}
+             */
             role: 'user' | 'admin';
           };
         };
@@ -1468,18 +975,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              email: string;
-              first_name: string;
-              last_name: string;
-              role: 'admin' | 'user';
-              /** Format: date-time */
-              expires_at: string;
-              /** Format: date-time */
-              created_at: string;
-            };
+            'application/json': components['schemas']['Invitation'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -1488,15 +984,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1505,15 +993,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -1522,15 +1002,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -1539,15 +1011,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -1556,15 +1020,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1605,6 +1061,7 @@ export interface paths {
               email: string;
               first_name: string;
               last_name: string;
+              /** @enum {string} */
               role: 'admin' | 'user';
               /** Format: date-time */
               expires_at: string;
@@ -1617,15 +1074,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1671,39 +1120,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              access_token: string;
-              /** @enum {string} */
-              token_type: 'bearer';
-              /** @description Seconds until the access token expires. */
-              expires_in: number;
-              /** @description Single use: each refresh returns a new one. */
-              refresh_token: string;
-              /** @description Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie. */
-              csrf_token?: string;
-              /** User */
-              user: {
-                id: number;
-                email: string;
-                first_name: string;
-                last_name: string;
-                is_verified: boolean;
-                email_verified_at: string | null;
-                preferences: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
-              organization: {
-                id: number;
-                name: string;
-                slug: string;
-              };
-              role: 'admin' | 'user';
-            };
+            'application/json': components['schemas']['TokenBody'];
           };
         };
         /** @description Body too large */
@@ -1712,15 +1129,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -1729,15 +1138,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1774,24 +1175,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              user_id: number;
-              organization_id: number;
-              name: string;
-              key_prefix: string;
-              last_used_at: string | null;
-              usage_count: number;
-              is_active: boolean;
-              permissions: {
-                [key: string]: 'read' | 'read_write';
-              };
-              rate_limit: number | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            'application/json': components['schemas']['ApiKey'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -1800,15 +1184,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1817,15 +1193,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1848,12 +1216,19 @@ export interface paths {
             name: string;
             /** @description Area → access level. Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization. Levels: read, read_write. An area not named is denied. */
             permissions?: {
+              /** @enum {string} */
               assistants?: 'read' | 'read_write';
+              /** @enum {string} */
               calls?: 'read' | 'read_write';
+              /** @enum {string} */
               campaigns?: 'read' | 'read_write';
+              /** @enum {string} */
               graphs?: 'read' | 'read_write';
+              /** @enum {string} */
               sms?: 'read' | 'read_write';
+              /** @enum {string} */
               phone_numbers?: 'read' | 'read_write';
+              /** @enum {string} */
               organization?: 'read' | 'read_write';
             };
             /** @description Requests per minute for this key; null for no limit. */
@@ -1869,25 +1244,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              /** ApiKey */
-              api_key: {
-                id: number;
-                user_id: number;
-                organization_id: number;
-                name: string;
-                key_prefix: string;
-                last_used_at: string | null;
-                usage_count: number;
-                is_active: boolean;
-                permissions: {
-                  [key: string]: 'read' | 'read_write';
-                };
-                rate_limit: number | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              };
+              api_key: components['schemas']['ApiKey'];
               key: string;
             };
           };
@@ -1898,15 +1255,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -1915,15 +1264,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -1932,15 +1273,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -1949,15 +1282,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -1995,12 +1320,19 @@ export interface paths {
             name?: string;
             /** @description Area → access level. Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization. Levels: read, read_write. An area not named is denied. */
             permissions?: {
+              /** @enum {string} */
               assistants?: 'read' | 'read_write';
+              /** @enum {string} */
               calls?: 'read' | 'read_write';
+              /** @enum {string} */
               campaigns?: 'read' | 'read_write';
+              /** @enum {string} */
               graphs?: 'read' | 'read_write';
+              /** @enum {string} */
               sms?: 'read' | 'read_write';
+              /** @enum {string} */
               phone_numbers?: 'read' | 'read_write';
+              /** @enum {string} */
               organization?: 'read' | 'read_write';
             };
             /** @description Requests per minute for this key; null for no limit. */
@@ -2016,24 +1348,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              user_id: number;
-              organization_id: number;
-              name: string;
-              key_prefix: string;
-              last_used_at: string | null;
-              usage_count: number;
-              is_active: boolean;
-              permissions: {
-                [key: string]: 'read' | 'read_write';
-              };
-              rate_limit: number | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['ApiKey'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -2042,15 +1357,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2059,15 +1366,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -2076,15 +1375,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -2093,15 +1384,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -2135,15 +1418,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2152,15 +1427,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -2169,15 +1436,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -2213,42 +1472,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              name: string;
-              slug: string;
-              description: string | null;
-              domain: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              api_keys: {
-                [key: string]: {
-                  api_key: string;
-                  active: boolean;
-                };
-              };
-              carrier_a: {
-                [key: string]: string;
-              } | null;
-              carrier_b: {
-                [key: string]: string;
-              } | null;
-              carrier_c: {
-                [key: string]: string;
-              } | null;
-              sip_trunk_config: {
-                [key: string]: unknown;
-              } | null;
-              inactive_keys: {
-                provider: string;
-                reason: string;
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Organization'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -2257,15 +1481,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2274,15 +1490,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -2291,15 +1499,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -2427,42 +1627,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              name: string;
-              slug: string;
-              description: string | null;
-              domain: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              api_keys: {
-                [key: string]: {
-                  api_key: string;
-                  active: boolean;
-                };
-              };
-              carrier_a: {
-                [key: string]: string;
-              } | null;
-              carrier_b: {
-                [key: string]: string;
-              } | null;
-              carrier_c: {
-                [key: string]: string;
-              } | null;
-              sip_trunk_config: {
-                [key: string]: unknown;
-              } | null;
-              inactive_keys: {
-                provider: string;
-                reason: string;
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Organization'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -2471,15 +1636,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2488,15 +1645,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -2505,15 +1654,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -2522,15 +1663,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -2539,15 +1672,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -2641,15 +1766,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2658,15 +1775,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -2675,15 +1784,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -2692,15 +1793,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -2757,15 +1850,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2774,15 +1859,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -2791,15 +1868,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -2808,15 +1877,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -2915,15 +1976,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -2932,15 +1985,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -2949,15 +1994,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3018,15 +2055,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3035,15 +2064,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3052,15 +2073,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3135,15 +2148,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3152,15 +2157,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -3169,15 +2166,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -3186,15 +2175,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3203,15 +2184,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3262,15 +2235,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3279,15 +2244,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3296,15 +2253,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3347,28 +2296,8 @@ export interface paths {
           };
           content: {
             'application/json': {
-              entries: {
-                id: number;
-                /** @description Amount in the wallet currency, at most 4 decimals. */
-                amount: number;
-                /** @description Amount in the wallet currency, at most 4 decimals. */
-                balance_after: number;
-                /** @description trial_credit, grant, call, sms or adjustment */
-                kind: string;
-                description: string;
-                reference: string | null;
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** Pagination */
-              pagination: {
-                page: number;
-                per_page: number;
-                total_items: number;
-                total_pages: number;
-                has_next: boolean;
-                has_prev: boolean;
-              };
+              entries: components['schemas']['LedgerEntry'][];
+              pagination: components['schemas']['Pagination'];
             };
           };
         };
@@ -3378,15 +2307,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3395,15 +2316,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -3412,15 +2325,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3429,15 +2334,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3476,23 +2373,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              provider: string;
-              model: string;
-              /** @description Masked (****1234), except from apply */
-              api_key: string | null;
-              base_url: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            'application/json': components['schemas']['LlmPreset'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -3501,15 +2382,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3518,15 +2391,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3535,15 +2400,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3564,6 +2421,7 @@ export interface paths {
         content: {
           'application/json': {
             name: string;
+            /** @enum {string} */
             provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
             model: string;
             api_key?: string | null;
@@ -3588,23 +2446,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              provider: string;
-              model: string;
-              /** @description Masked (****1234), except from apply */
-              api_key: string | null;
-              base_url: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['LlmPreset'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -3613,15 +2455,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3630,15 +2464,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -3647,15 +2473,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -3664,15 +2482,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3681,15 +2491,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3725,6 +2527,7 @@ export interface paths {
         content: {
           'application/json': {
             name?: string;
+            /** @enum {string} */
             provider?: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
             model?: string;
             api_key?: string | null;
@@ -3749,23 +2552,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              provider: string;
-              model: string;
-              /** @description Masked (****1234), except from apply */
-              api_key: string | null;
-              base_url: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['LlmPreset'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -3774,15 +2561,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3791,15 +2570,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -3808,15 +2579,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -3825,15 +2588,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3842,15 +2597,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3884,15 +2631,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -3901,15 +2640,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -3918,15 +2649,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -3935,15 +2658,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -3981,23 +2696,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              provider: string;
-              model: string;
-              /** @description Masked (****1234), except from apply */
-              api_key: string | null;
-              base_url: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['LlmPreset'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -4006,15 +2705,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -4023,15 +2714,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -4040,15 +2723,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -4057,15 +2732,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -4117,19 +2784,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              provider: string;
-              name: string;
-              /** @description The key masked: ****1234 */
-              key_hint: string;
-              enabled: boolean;
-              concurrent_limit: number | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            'application/json': components['schemas']['FallbackKey'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -4138,15 +2793,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -4155,15 +2802,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -4172,15 +2811,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -4189,15 +2820,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -4246,19 +2869,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              provider: string;
-              name: string;
-              /** @description The key masked: ****1234 */
-              key_hint: string;
-              enabled: boolean;
-              concurrent_limit: number | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['FallbackKey'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -4267,15 +2878,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -4284,15 +2887,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -4301,15 +2896,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -4318,15 +2905,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -4335,15 +2914,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -4405,19 +2976,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              provider: string;
-              name: string;
-              /** @description The key masked: ****1234 */
-              key_hint: string;
-              enabled: boolean;
-              concurrent_limit: number | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['FallbackKey'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -4426,15 +2985,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -4443,15 +2994,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -4460,15 +3003,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -4477,15 +3012,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -4494,15 +3021,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -4548,15 +3067,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -4565,15 +3076,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -4582,15 +3085,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -4599,15 +3094,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -4647,223 +3134,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              user_id: number | null;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              llm_provider: string;
-              llm_provider_config:
-                | ({
-                    api_key?: string;
-                    model?: string;
-                    /** Format: uri */
-                    base_url?: string;
-                    custom_config?: {
-                      [key: string]: unknown;
-                    };
-                  } | null)
-                | null;
-              carrier_a_config:
-                | ({
-                    account_sid: string;
-                    auth_token: string;
-                  } | null)
-                | null;
-              carrier_b_config:
-                | ({
-                    api_key: string;
-                    connection_id: string;
-                    public_key?: string;
-                  } | null)
-                | null;
-              llm_settings: {
-                /** @default 0.7 */
-                temperature: number;
-                /** @default 1000 */
-                max_tokens: number;
-                /** @default You are a helpful voice assistant. Keep answers short and conversational. */
-                system_prompt: string;
-                /** @default Hello! How can I help you today? */
-                welcome_message: string;
-                /** @default 1 */
-                top_p: number;
-                /** @default 0 */
-                frequency_penalty: number;
-                /** @default 0 */
-                presence_penalty: number;
-                /** @default [] */
-                stop_sequences: string[];
-              } | null;
-              webhook_url: (string | null) | null;
-              sms_webhook_url: (string | null) | null;
-              messaging_service_sid: (string | null) | null;
-              interruption_settings: {
-                /**
-                 * @description Words the caller must say to interrupt
-                 * @default 3
-                 */
-                interruption_threshold: number;
-                /**
-                 * @description Seconds the assistant speaks before it can be interrupted
-                 * @default 0.5
-                 */
-                min_speaking_time: number;
-                /**
-                 * @description Seconds between interruptions
-                 * @default 2
-                 */
-                interruption_cooldown: number;
-              } | null;
-              tts_settings: {
-                /** @default tts_a */
-                provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-                /** @default default */
-                voice_id: string;
-                model_id?: string;
-                /** @default 1 */
-                latency: number;
-                /** @default {} */
-                provider_config: {
-                  [key: string]: unknown;
-                };
-                api_key?: string;
-                /** @description tts_a; default 0.5 */
-                stability?: number;
-                /** @description tts_a; default 0.75 */
-                similarity_boost?: number;
-                /** @description tts_a; default 0 */
-                style?: number;
-                /** @description tts_a; default true */
-                use_speaker_boost?: boolean;
-              } | null;
-              stt_settings: {
-                /** @default nova-3 */
-                model: string;
-                /** @default en-US */
-                language: string;
-                /** @default true */
-                punctuate: boolean;
-                /** @default true */
-                interim_results: boolean;
-                /** @default {} */
-                endpointing: {
-                  /** @default 500 */
-                  silence_threshold: number;
-                  /** @default 500 */
-                  min_silence_duration: number;
-                };
-                /** @default 1000 */
-                utterance_end_ms: number;
-                /** @default 500 */
-                vad_turnoff: number;
-                /** @default true */
-                smart_format: boolean;
-                /**
-                 * @description Older models only (nova-2, nova, enhanced, base)
-                 * @default []
-                 */
-                keywords: {
-                  keyword: string;
-                  intensifier?: number;
-                }[];
-                /**
-                 * @description Newest model only (nova-3)
-                 * @default []
-                 */
-                keyterms: string[];
-                /** @default false */
-                audio_denoising: boolean;
-                api_key?: string;
-              } | null;
-              end_call_message: (string | null) | null;
-              transfer_call_message: (string | null) | null;
-              idle_message: (string | null) | null;
-              max_idle_messages: (number | null) | null;
-              idle_timeout: (number | null) | null;
-              tools_settings: {
-                /** @default [] */
-                enabled_tools: string[];
-                /** @default {} */
-                end_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                };
-                /** @default {} */
-                transfer_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                  /**
-                   * @description E.164
-                   * @default []
-                   */
-                  transfer_numbers: string[];
-                };
-                /** @default [] */
-                custom_tools: ({
-                  name: string;
-                } & {
-                  [key: string]: unknown;
-                })[];
-              } | null;
-              rag_settings: {
-                /** @default false */
-                enabled: boolean;
-                /** @default 3 */
-                search_limit: number;
-                /** @default 0.7 */
-                similarity_threshold: number;
-                /** @default text-embedding-3-small */
-                embedding_model: string;
-                /** @default recursive */
-                chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-                /** @default 1000 */
-                chunk_size: number;
-                /** @default 200 */
-                chunk_overlap: number;
-                /** @default true */
-                auto_process: boolean;
-                /** @default true */
-                include_metadata: boolean;
-                /** @default 4000 */
-                context_window_tokens: number;
-              } | null;
-              llm_fallback_providers: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                fallbacks: {
-                  provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-                  api_key: string;
-                  /** Format: uri */
-                  base_url?: string;
-                  model?: string;
-                }[];
-              } | null;
-              custom_settings:
-                | ({
-                    structured_data_prompt?: string;
-                    /** @description A JSON Schema */
-                    structured_data_schema?: {
-                      [key: string]: unknown;
-                    };
-                  } & {
-                    [key: string]: unknown;
-                  })
-                | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            'application/json': components['schemas']['Assistant'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -4872,15 +3143,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -4889,15 +3152,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -4906,15 +3161,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -4923,15 +3170,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -4950,228 +3189,132 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @description Unique in the organization */
-            name: string;
-            description?: string | null;
-            /** @default true */
-            is_active?: boolean | null;
-            /** @default llm_a */
-            llm_provider?: ('llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom') | null;
-            llm_provider_config?: {
-              api_key?: string;
-              model?: string;
-              /** Format: uri */
-              base_url?: string;
-              custom_config?: {
-                [key: string]: unknown;
-              };
-            } | null;
-            carrier_a_config?: {
-              account_sid: string;
-              auth_token: string;
-            } | null;
-            carrier_b_config?: {
-              api_key: string;
-              connection_id: string;
-              public_key?: string;
-            } | null;
-            /** @default {} */
-            llm_settings?: {
-              /** @default 0.7 */
-              temperature: number;
-              /** @default 1000 */
-              max_tokens: number;
-              /** @default You are a helpful voice assistant. Keep answers short and conversational. */
-              system_prompt: string;
-              /** @default Hello! How can I help you today? */
-              welcome_message: string;
-              /** @default 1 */
-              top_p: number;
-              /** @default 0 */
-              frequency_penalty: number;
-              /** @default 0 */
-              presence_penalty: number;
-              /** @default [] */
-              stop_sequences: string[];
-            };
-            webhook_url?: string | null;
-            sms_webhook_url?: string | null;
-            messaging_service_sid?: string | null;
-            /** @default {} */
-            interruption_settings?: {
-              /**
-               * @description Words the caller must say to interrupt
-               * @default 3
-               */
-              interruption_threshold: number;
-              /**
-               * @description Seconds the assistant speaks before it can be interrupted
-               * @default 0.5
-               */
-              min_speaking_time: number;
-              /**
-               * @description Seconds between interruptions
-               * @default 2
-               */
-              interruption_cooldown: number;
-            };
-            /** @default {} */
-            tts_settings?: {
-              /** @default tts_a */
-              provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-              /** @default default */
-              voice_id: string;
-              model_id?: string;
-              /** @default 1 */
-              latency: number;
-              /** @default {} */
-              provider_config: {
-                [key: string]: unknown;
-              };
-              api_key?: string;
-              /** @description tts_a; default 0.5 */
-              stability?: number;
-              /** @description tts_a; default 0.75 */
-              similarity_boost?: number;
-              /** @description tts_a; default 0 */
-              style?: number;
-              /** @description tts_a; default true */
-              use_speaker_boost?: boolean;
-            };
-            /** @default {} */
-            stt_settings?: {
-              /** @default nova-3 */
-              model: string;
-              /** @default en-US */
-              language: string;
-              /** @default true */
-              punctuate: boolean;
-              /** @default true */
-              interim_results: boolean;
-              /** @default {} */
-              endpointing: {
-                /** @default 500 */
-                silence_threshold: number;
-                /** @default 500 */
-                min_silence_duration: number;
-              };
-              /** @default 1000 */
-              utterance_end_ms: number;
-              /** @default 500 */
-              vad_turnoff: number;
-              /** @default true */
-              smart_format: boolean;
-              /**
-               * @description Older models only (nova-2, nova, enhanced, base)
-               * @default []
-               */
-              keywords: {
-                keyword: string;
-                intensifier?: number;
-              }[];
-              /**
-               * @description Newest model only (nova-3)
-               * @default []
-               */
-              keyterms: string[];
-              /** @default false */
-              audio_denoising: boolean;
-              api_key?: string;
-            };
-            end_call_message?: string | null;
-            transfer_call_message?: string | null;
-            /** @default Are you still there? */
-            idle_message?: string | null;
-            /** @default 2 */
-            max_idle_messages?: number | null;
-            /** @default 10 */
-            idle_timeout?: number | null;
-            /** @default {} */
-            tools_settings?: {
-              /** @default [] */
-              enabled_tools: string[];
-              /** @default {} */
-              end_call: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                scenarios: string[];
-                custom_message?: string | null;
-              };
-              /** @default {} */
-              transfer_call: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                scenarios: string[];
-                custom_message?: string | null;
-                /**
-                 * @description E.164
-                 * @default []
-                 */
-                transfer_numbers: string[];
-              };
-              /** @default [] */
-              custom_tools: ({
-                name: string;
-              } & {
-                [key: string]: unknown;
-              })[];
-            };
-            /** @default {} */
-            rag_settings?: {
-              /** @default false */
-              enabled: boolean;
-              /** @default 3 */
-              search_limit: number;
-              /** @default 0.7 */
-              similarity_threshold: number;
-              /** @default text-embedding-3-small */
-              embedding_model: string;
-              /** @default recursive */
-              chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-              /** @default 1000 */
-              chunk_size: number;
-              /** @default 200 */
-              chunk_overlap: number;
-              /** @default true */
-              auto_process: boolean;
-              /** @default true */
-              include_metadata: boolean;
-              /** @default 4000 */
-              context_window_tokens: number;
-            };
-            /** @default {} */
-            llm_fallback_providers?: {
-              /** @default false */
-              enabled: boolean;
-              /** @default [] */
-              fallbacks: {
-                provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-                api_key: string;
-                /** Format: uri */
-                base_url?: string;
-                model?: string;
-              }[];
-            };
-            /** @default {} */
-            custom_settings?: {
-              structured_data_prompt?: string;
-              /** @description A JSON Schema */
-              structured_data_schema?: {
-                [key: string]: unknown;
-              };
-            } & {
-              [key: string]: unknown;
-            };
-            llm_a_api_key?: string | null;
-            custom_llm_url?: string | null;
-            stt_api_key?: string | null;
-            tts_a_api_key?: string | null;
-            carrier_a_account_sid?: string | null;
-            carrier_a_auth_token?: string | null;
-          };
+          /**
+           * @example {
+           *       "name": "Front desk",
+           *       "description": "Answers the main line",
+           *       "is_active": true,
+           *       "llm_provider": "llm_a",
+           *       "llm_provider_config": {
+           *         "api_key": "sk-…",
+           *         "model": "gpt-4o-mini"
+           *       },
+           *       "llm_settings": {
+           *         "temperature": 0.7,
+           *         "max_tokens": 1000,
+           *         "system_prompt": "You are the front desk of Example Dental. Be brief and kind.",
+           *         "welcome_message": "Hello, Example Dental, how can I help?",
+           *         "top_p": 1,
+           *         "frequency_penalty": 0,
+           *         "presence_penalty": 0,
+           *         "stop_sequences": []
+           *       },
+           *       "interruption_settings": {
+           *         "interruption_threshold": 3,
+           *         "min_speaking_time": 0.5,
+           *         "interruption_cooldown": 2
+           *       },
+           *       "tts_settings": {
+           *         "provider": "tts_a",
+           *         "voice_id": "rachel",
+           *         "model_id": "eleven_turbo_v2",
+           *         "latency": 1,
+           *         "stability": 0.5,
+           *         "similarity_boost": 0.75,
+           *         "style": 0,
+           *         "use_speaker_boost": true,
+           *         "provider_config": {}
+           *       },
+           *       "stt_settings": {
+           *         "model": "nova-3",
+           *         "language": "en-US",
+           *         "punctuate": true,
+           *         "interim_results": true,
+           *         "endpointing": {
+           *           "silence_threshold": 500,
+           *           "min_silence_duration": 500
+           *         },
+           *         "utterance_end_ms": 1000,
+           *         "vad_turnoff": 500,
+           *         "smart_format": true,
+           *         "keywords": [],
+           *         "keyterms": [
+           *           "Example Dental",
+           *           "hygienist"
+           *         ],
+           *         "audio_denoising": false
+           *       },
+           *       "tools_settings": {
+           *         "enabled_tools": [
+           *           "end_call",
+           *           "transfer_call"
+           *         ],
+           *         "end_call": {
+           *           "enabled": true,
+           *           "scenarios": [
+           *             "the caller says goodbye"
+           *           ],
+           *           "custom_message": "Goodbye!"
+           *         },
+           *         "transfer_call": {
+           *           "enabled": true,
+           *           "scenarios": [
+           *             "the caller asks for a person"
+           *           ],
+           *           "custom_message": "Connecting you now.",
+           *           "transfer_numbers": [
+           *             "+14155552671"
+           *           ]
+           *         },
+           *         "custom_tools": []
+           *       },
+           *       "rag_settings": {
+           *         "enabled": false,
+           *         "search_limit": 3,
+           *         "similarity_threshold": 0.7,
+           *         "embedding_model": "text-embedding-3-small",
+           *         "chunking_strategy": "recursive",
+           *         "chunk_size": 1000,
+           *         "chunk_overlap": 200,
+           *         "auto_process": true,
+           *         "include_metadata": true,
+           *         "context_window_tokens": 4000
+           *       },
+           *       "llm_fallback_providers": {
+           *         "enabled": true,
+           *         "fallbacks": [
+           *           {
+           *             "provider": "llm_b",
+           *             "api_key": "…",
+           *             "model": "claude-3-5-haiku"
+           *           }
+           *         ]
+           *       },
+           *       "custom_settings": {
+           *         "structured_data_prompt": "Extract the caller's name and reason for calling.",
+           *         "structured_data_schema": {
+           *           "type": "object",
+           *           "properties": {
+           *             "name": {
+           *               "type": "string"
+           *             },
+           *             "reason": {
+           *               "type": "string"
+           *             }
+           *           }
+           *         }
+           *       },
+           *       "webhook_url": "https://example.com/hooks/calls",
+           *       "sms_webhook_url": "https://example.com/hooks/sms",
+           *       "messaging_service_sid": "MG…",
+           *       "end_call_message": "Thanks for calling!",
+           *       "transfer_call_message": "Please hold while I transfer you.",
+           *       "idle_message": "Are you still there?",
+           *       "max_idle_messages": 2,
+           *       "idle_timeout": 10
+           *     }
+           */
+          'application/json': components['schemas']['AssistantCreate'];
         };
       };
       responses: {
@@ -5181,223 +3324,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              user_id: number | null;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              llm_provider: string;
-              llm_provider_config:
-                | ({
-                    api_key?: string;
-                    model?: string;
-                    /** Format: uri */
-                    base_url?: string;
-                    custom_config?: {
-                      [key: string]: unknown;
-                    };
-                  } | null)
-                | null;
-              carrier_a_config:
-                | ({
-                    account_sid: string;
-                    auth_token: string;
-                  } | null)
-                | null;
-              carrier_b_config:
-                | ({
-                    api_key: string;
-                    connection_id: string;
-                    public_key?: string;
-                  } | null)
-                | null;
-              llm_settings: {
-                /** @default 0.7 */
-                temperature: number;
-                /** @default 1000 */
-                max_tokens: number;
-                /** @default You are a helpful voice assistant. Keep answers short and conversational. */
-                system_prompt: string;
-                /** @default Hello! How can I help you today? */
-                welcome_message: string;
-                /** @default 1 */
-                top_p: number;
-                /** @default 0 */
-                frequency_penalty: number;
-                /** @default 0 */
-                presence_penalty: number;
-                /** @default [] */
-                stop_sequences: string[];
-              } | null;
-              webhook_url: (string | null) | null;
-              sms_webhook_url: (string | null) | null;
-              messaging_service_sid: (string | null) | null;
-              interruption_settings: {
-                /**
-                 * @description Words the caller must say to interrupt
-                 * @default 3
-                 */
-                interruption_threshold: number;
-                /**
-                 * @description Seconds the assistant speaks before it can be interrupted
-                 * @default 0.5
-                 */
-                min_speaking_time: number;
-                /**
-                 * @description Seconds between interruptions
-                 * @default 2
-                 */
-                interruption_cooldown: number;
-              } | null;
-              tts_settings: {
-                /** @default tts_a */
-                provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-                /** @default default */
-                voice_id: string;
-                model_id?: string;
-                /** @default 1 */
-                latency: number;
-                /** @default {} */
-                provider_config: {
-                  [key: string]: unknown;
-                };
-                api_key?: string;
-                /** @description tts_a; default 0.5 */
-                stability?: number;
-                /** @description tts_a; default 0.75 */
-                similarity_boost?: number;
-                /** @description tts_a; default 0 */
-                style?: number;
-                /** @description tts_a; default true */
-                use_speaker_boost?: boolean;
-              } | null;
-              stt_settings: {
-                /** @default nova-3 */
-                model: string;
-                /** @default en-US */
-                language: string;
-                /** @default true */
-                punctuate: boolean;
-                /** @default true */
-                interim_results: boolean;
-                /** @default {} */
-                endpointing: {
-                  /** @default 500 */
-                  silence_threshold: number;
-                  /** @default 500 */
-                  min_silence_duration: number;
-                };
-                /** @default 1000 */
-                utterance_end_ms: number;
-                /** @default 500 */
-                vad_turnoff: number;
-                /** @default true */
-                smart_format: boolean;
-                /**
-                 * @description Older models only (nova-2, nova, enhanced, base)
-                 * @default []
-                 */
-                keywords: {
-                  keyword: string;
-                  intensifier?: number;
-                }[];
-                /**
-                 * @description Newest model only (nova-3)
-                 * @default []
-                 */
-                keyterms: string[];
-                /** @default false */
-                audio_denoising: boolean;
-                api_key?: string;
-              } | null;
-              end_call_message: (string | null) | null;
-              transfer_call_message: (string | null) | null;
-              idle_message: (string | null) | null;
-              max_idle_messages: (number | null) | null;
-              idle_timeout: (number | null) | null;
-              tools_settings: {
-                /** @default [] */
-                enabled_tools: string[];
-                /** @default {} */
-                end_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                };
-                /** @default {} */
-                transfer_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                  /**
-                   * @description E.164
-                   * @default []
-                   */
-                  transfer_numbers: string[];
-                };
-                /** @default [] */
-                custom_tools: ({
-                  name: string;
-                } & {
-                  [key: string]: unknown;
-                })[];
-              } | null;
-              rag_settings: {
-                /** @default false */
-                enabled: boolean;
-                /** @default 3 */
-                search_limit: number;
-                /** @default 0.7 */
-                similarity_threshold: number;
-                /** @default text-embedding-3-small */
-                embedding_model: string;
-                /** @default recursive */
-                chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-                /** @default 1000 */
-                chunk_size: number;
-                /** @default 200 */
-                chunk_overlap: number;
-                /** @default true */
-                auto_process: boolean;
-                /** @default true */
-                include_metadata: boolean;
-                /** @default 4000 */
-                context_window_tokens: number;
-              } | null;
-              llm_fallback_providers: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                fallbacks: {
-                  provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-                  api_key: string;
-                  /** Format: uri */
-                  base_url?: string;
-                  model?: string;
-                }[];
-              } | null;
-              custom_settings:
-                | ({
-                    structured_data_prompt?: string;
-                    /** @description A JSON Schema */
-                    structured_data_schema?: {
-                      [key: string]: unknown;
-                    };
-                  } & {
-                    [key: string]: unknown;
-                  })
-                | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Assistant'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -5406,15 +3333,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -5423,15 +3342,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -5440,15 +3351,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -5457,15 +3360,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -5474,15 +3369,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -5521,223 +3408,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              user_id: number | null;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              llm_provider: string;
-              llm_provider_config:
-                | ({
-                    api_key?: string;
-                    model?: string;
-                    /** Format: uri */
-                    base_url?: string;
-                    custom_config?: {
-                      [key: string]: unknown;
-                    };
-                  } | null)
-                | null;
-              carrier_a_config:
-                | ({
-                    account_sid: string;
-                    auth_token: string;
-                  } | null)
-                | null;
-              carrier_b_config:
-                | ({
-                    api_key: string;
-                    connection_id: string;
-                    public_key?: string;
-                  } | null)
-                | null;
-              llm_settings: {
-                /** @default 0.7 */
-                temperature: number;
-                /** @default 1000 */
-                max_tokens: number;
-                /** @default You are a helpful voice assistant. Keep answers short and conversational. */
-                system_prompt: string;
-                /** @default Hello! How can I help you today? */
-                welcome_message: string;
-                /** @default 1 */
-                top_p: number;
-                /** @default 0 */
-                frequency_penalty: number;
-                /** @default 0 */
-                presence_penalty: number;
-                /** @default [] */
-                stop_sequences: string[];
-              } | null;
-              webhook_url: (string | null) | null;
-              sms_webhook_url: (string | null) | null;
-              messaging_service_sid: (string | null) | null;
-              interruption_settings: {
-                /**
-                 * @description Words the caller must say to interrupt
-                 * @default 3
-                 */
-                interruption_threshold: number;
-                /**
-                 * @description Seconds the assistant speaks before it can be interrupted
-                 * @default 0.5
-                 */
-                min_speaking_time: number;
-                /**
-                 * @description Seconds between interruptions
-                 * @default 2
-                 */
-                interruption_cooldown: number;
-              } | null;
-              tts_settings: {
-                /** @default tts_a */
-                provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-                /** @default default */
-                voice_id: string;
-                model_id?: string;
-                /** @default 1 */
-                latency: number;
-                /** @default {} */
-                provider_config: {
-                  [key: string]: unknown;
-                };
-                api_key?: string;
-                /** @description tts_a; default 0.5 */
-                stability?: number;
-                /** @description tts_a; default 0.75 */
-                similarity_boost?: number;
-                /** @description tts_a; default 0 */
-                style?: number;
-                /** @description tts_a; default true */
-                use_speaker_boost?: boolean;
-              } | null;
-              stt_settings: {
-                /** @default nova-3 */
-                model: string;
-                /** @default en-US */
-                language: string;
-                /** @default true */
-                punctuate: boolean;
-                /** @default true */
-                interim_results: boolean;
-                /** @default {} */
-                endpointing: {
-                  /** @default 500 */
-                  silence_threshold: number;
-                  /** @default 500 */
-                  min_silence_duration: number;
-                };
-                /** @default 1000 */
-                utterance_end_ms: number;
-                /** @default 500 */
-                vad_turnoff: number;
-                /** @default true */
-                smart_format: boolean;
-                /**
-                 * @description Older models only (nova-2, nova, enhanced, base)
-                 * @default []
-                 */
-                keywords: {
-                  keyword: string;
-                  intensifier?: number;
-                }[];
-                /**
-                 * @description Newest model only (nova-3)
-                 * @default []
-                 */
-                keyterms: string[];
-                /** @default false */
-                audio_denoising: boolean;
-                api_key?: string;
-              } | null;
-              end_call_message: (string | null) | null;
-              transfer_call_message: (string | null) | null;
-              idle_message: (string | null) | null;
-              max_idle_messages: (number | null) | null;
-              idle_timeout: (number | null) | null;
-              tools_settings: {
-                /** @default [] */
-                enabled_tools: string[];
-                /** @default {} */
-                end_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                };
-                /** @default {} */
-                transfer_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                  /**
-                   * @description E.164
-                   * @default []
-                   */
-                  transfer_numbers: string[];
-                };
-                /** @default [] */
-                custom_tools: ({
-                  name: string;
-                } & {
-                  [key: string]: unknown;
-                })[];
-              } | null;
-              rag_settings: {
-                /** @default false */
-                enabled: boolean;
-                /** @default 3 */
-                search_limit: number;
-                /** @default 0.7 */
-                similarity_threshold: number;
-                /** @default text-embedding-3-small */
-                embedding_model: string;
-                /** @default recursive */
-                chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-                /** @default 1000 */
-                chunk_size: number;
-                /** @default 200 */
-                chunk_overlap: number;
-                /** @default true */
-                auto_process: boolean;
-                /** @default true */
-                include_metadata: boolean;
-                /** @default 4000 */
-                context_window_tokens: number;
-              } | null;
-              llm_fallback_providers: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                fallbacks: {
-                  provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-                  api_key: string;
-                  /** Format: uri */
-                  base_url?: string;
-                  model?: string;
-                }[];
-              } | null;
-              custom_settings:
-                | ({
-                    structured_data_prompt?: string;
-                    /** @description A JSON Schema */
-                    structured_data_schema?: {
-                      [key: string]: unknown;
-                    };
-                  } & {
-                    [key: string]: unknown;
-                  })
-                | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Assistant'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -5746,15 +3417,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -5763,15 +3426,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -5780,15 +3435,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -5797,15 +3444,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -5825,215 +3464,13 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @description Unique in the organization */
-            name?: string;
-            description?: string | null;
-            is_active?: boolean | null;
-            llm_provider?: ('llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom') | null;
-            llm_provider_config?: {
-              api_key?: string;
-              model?: string;
-              /** Format: uri */
-              base_url?: string;
-              custom_config?: {
-                [key: string]: unknown;
-              };
-            } | null;
-            carrier_a_config?: {
-              account_sid: string;
-              auth_token: string;
-            } | null;
-            carrier_b_config?: {
-              api_key: string;
-              connection_id: string;
-              public_key?: string;
-            } | null;
-            llm_settings?: {
-              /** @default 0.7 */
-              temperature: number;
-              /** @default 1000 */
-              max_tokens: number;
-              /** @default You are a helpful voice assistant. Keep answers short and conversational. */
-              system_prompt: string;
-              /** @default Hello! How can I help you today? */
-              welcome_message: string;
-              /** @default 1 */
-              top_p: number;
-              /** @default 0 */
-              frequency_penalty: number;
-              /** @default 0 */
-              presence_penalty: number;
-              /** @default [] */
-              stop_sequences: string[];
-            };
-            webhook_url?: string | null;
-            sms_webhook_url?: string | null;
-            messaging_service_sid?: string | null;
-            interruption_settings?: {
-              /**
-               * @description Words the caller must say to interrupt
-               * @default 3
-               */
-              interruption_threshold: number;
-              /**
-               * @description Seconds the assistant speaks before it can be interrupted
-               * @default 0.5
-               */
-              min_speaking_time: number;
-              /**
-               * @description Seconds between interruptions
-               * @default 2
-               */
-              interruption_cooldown: number;
-            };
-            tts_settings?: {
-              /** @default tts_a */
-              provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-              /** @default default */
-              voice_id: string;
-              model_id?: string;
-              /** @default 1 */
-              latency: number;
-              /** @default {} */
-              provider_config: {
-                [key: string]: unknown;
-              };
-              api_key?: string;
-              /** @description tts_a; default 0.5 */
-              stability?: number;
-              /** @description tts_a; default 0.75 */
-              similarity_boost?: number;
-              /** @description tts_a; default 0 */
-              style?: number;
-              /** @description tts_a; default true */
-              use_speaker_boost?: boolean;
-            };
-            stt_settings?: {
-              /** @default nova-3 */
-              model: string;
-              /** @default en-US */
-              language: string;
-              /** @default true */
-              punctuate: boolean;
-              /** @default true */
-              interim_results: boolean;
-              /** @default {} */
-              endpointing: {
-                /** @default 500 */
-                silence_threshold: number;
-                /** @default 500 */
-                min_silence_duration: number;
-              };
-              /** @default 1000 */
-              utterance_end_ms: number;
-              /** @default 500 */
-              vad_turnoff: number;
-              /** @default true */
-              smart_format: boolean;
-              /**
-               * @description Older models only (nova-2, nova, enhanced, base)
-               * @default []
-               */
-              keywords: {
-                keyword: string;
-                intensifier?: number;
-              }[];
-              /**
-               * @description Newest model only (nova-3)
-               * @default []
-               */
-              keyterms: string[];
-              /** @default false */
-              audio_denoising: boolean;
-              api_key?: string;
-            };
-            end_call_message?: string | null;
-            transfer_call_message?: string | null;
-            idle_message?: string | null;
-            max_idle_messages?: number | null;
-            idle_timeout?: number | null;
-            tools_settings?: {
-              /** @default [] */
-              enabled_tools: string[];
-              /** @default {} */
-              end_call: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                scenarios: string[];
-                custom_message?: string | null;
-              };
-              /** @default {} */
-              transfer_call: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                scenarios: string[];
-                custom_message?: string | null;
-                /**
-                 * @description E.164
-                 * @default []
-                 */
-                transfer_numbers: string[];
-              };
-              /** @default [] */
-              custom_tools: ({
-                name: string;
-              } & {
-                [key: string]: unknown;
-              })[];
-            };
-            rag_settings?: {
-              /** @default false */
-              enabled: boolean;
-              /** @default 3 */
-              search_limit: number;
-              /** @default 0.7 */
-              similarity_threshold: number;
-              /** @default text-embedding-3-small */
-              embedding_model: string;
-              /** @default recursive */
-              chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-              /** @default 1000 */
-              chunk_size: number;
-              /** @default 200 */
-              chunk_overlap: number;
-              /** @default true */
-              auto_process: boolean;
-              /** @default true */
-              include_metadata: boolean;
-              /** @default 4000 */
-              context_window_tokens: number;
-            };
-            llm_fallback_providers?: {
-              /** @default false */
-              enabled: boolean;
-              /** @default [] */
-              fallbacks: {
-                provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-                api_key: string;
-                /** Format: uri */
-                base_url?: string;
-                model?: string;
-              }[];
-            };
-            custom_settings?: {
-              structured_data_prompt?: string;
-              /** @description A JSON Schema */
-              structured_data_schema?: {
-                [key: string]: unknown;
-              };
-            } & {
-              [key: string]: unknown;
-            };
-            llm_a_api_key?: string | null;
-            custom_llm_url?: string | null;
-            stt_api_key?: string | null;
-            tts_a_api_key?: string | null;
-            carrier_a_account_sid?: string | null;
-            carrier_a_auth_token?: string | null;
-          };
+          /**
+           * @example {
+           *       "description": "Answers the main line after hours",
+           *       "idle_timeout": 15
+           *     }
+           */
+          'application/json': components['schemas']['AssistantUpdate'];
         };
       };
       responses: {
@@ -6043,223 +3480,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              user_id: number | null;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              llm_provider: string;
-              llm_provider_config:
-                | ({
-                    api_key?: string;
-                    model?: string;
-                    /** Format: uri */
-                    base_url?: string;
-                    custom_config?: {
-                      [key: string]: unknown;
-                    };
-                  } | null)
-                | null;
-              carrier_a_config:
-                | ({
-                    account_sid: string;
-                    auth_token: string;
-                  } | null)
-                | null;
-              carrier_b_config:
-                | ({
-                    api_key: string;
-                    connection_id: string;
-                    public_key?: string;
-                  } | null)
-                | null;
-              llm_settings: {
-                /** @default 0.7 */
-                temperature: number;
-                /** @default 1000 */
-                max_tokens: number;
-                /** @default You are a helpful voice assistant. Keep answers short and conversational. */
-                system_prompt: string;
-                /** @default Hello! How can I help you today? */
-                welcome_message: string;
-                /** @default 1 */
-                top_p: number;
-                /** @default 0 */
-                frequency_penalty: number;
-                /** @default 0 */
-                presence_penalty: number;
-                /** @default [] */
-                stop_sequences: string[];
-              } | null;
-              webhook_url: (string | null) | null;
-              sms_webhook_url: (string | null) | null;
-              messaging_service_sid: (string | null) | null;
-              interruption_settings: {
-                /**
-                 * @description Words the caller must say to interrupt
-                 * @default 3
-                 */
-                interruption_threshold: number;
-                /**
-                 * @description Seconds the assistant speaks before it can be interrupted
-                 * @default 0.5
-                 */
-                min_speaking_time: number;
-                /**
-                 * @description Seconds between interruptions
-                 * @default 2
-                 */
-                interruption_cooldown: number;
-              } | null;
-              tts_settings: {
-                /** @default tts_a */
-                provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-                /** @default default */
-                voice_id: string;
-                model_id?: string;
-                /** @default 1 */
-                latency: number;
-                /** @default {} */
-                provider_config: {
-                  [key: string]: unknown;
-                };
-                api_key?: string;
-                /** @description tts_a; default 0.5 */
-                stability?: number;
-                /** @description tts_a; default 0.75 */
-                similarity_boost?: number;
-                /** @description tts_a; default 0 */
-                style?: number;
-                /** @description tts_a; default true */
-                use_speaker_boost?: boolean;
-              } | null;
-              stt_settings: {
-                /** @default nova-3 */
-                model: string;
-                /** @default en-US */
-                language: string;
-                /** @default true */
-                punctuate: boolean;
-                /** @default true */
-                interim_results: boolean;
-                /** @default {} */
-                endpointing: {
-                  /** @default 500 */
-                  silence_threshold: number;
-                  /** @default 500 */
-                  min_silence_duration: number;
-                };
-                /** @default 1000 */
-                utterance_end_ms: number;
-                /** @default 500 */
-                vad_turnoff: number;
-                /** @default true */
-                smart_format: boolean;
-                /**
-                 * @description Older models only (nova-2, nova, enhanced, base)
-                 * @default []
-                 */
-                keywords: {
-                  keyword: string;
-                  intensifier?: number;
-                }[];
-                /**
-                 * @description Newest model only (nova-3)
-                 * @default []
-                 */
-                keyterms: string[];
-                /** @default false */
-                audio_denoising: boolean;
-                api_key?: string;
-              } | null;
-              end_call_message: (string | null) | null;
-              transfer_call_message: (string | null) | null;
-              idle_message: (string | null) | null;
-              max_idle_messages: (number | null) | null;
-              idle_timeout: (number | null) | null;
-              tools_settings: {
-                /** @default [] */
-                enabled_tools: string[];
-                /** @default {} */
-                end_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                };
-                /** @default {} */
-                transfer_call: {
-                  /** @default false */
-                  enabled: boolean;
-                  /** @default [] */
-                  scenarios: string[];
-                  custom_message?: string | null;
-                  /**
-                   * @description E.164
-                   * @default []
-                   */
-                  transfer_numbers: string[];
-                };
-                /** @default [] */
-                custom_tools: ({
-                  name: string;
-                } & {
-                  [key: string]: unknown;
-                })[];
-              } | null;
-              rag_settings: {
-                /** @default false */
-                enabled: boolean;
-                /** @default 3 */
-                search_limit: number;
-                /** @default 0.7 */
-                similarity_threshold: number;
-                /** @default text-embedding-3-small */
-                embedding_model: string;
-                /** @default recursive */
-                chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-                /** @default 1000 */
-                chunk_size: number;
-                /** @default 200 */
-                chunk_overlap: number;
-                /** @default true */
-                auto_process: boolean;
-                /** @default true */
-                include_metadata: boolean;
-                /** @default 4000 */
-                context_window_tokens: number;
-              } | null;
-              llm_fallback_providers: {
-                /** @default false */
-                enabled: boolean;
-                /** @default [] */
-                fallbacks: {
-                  provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-                  api_key: string;
-                  /** Format: uri */
-                  base_url?: string;
-                  model?: string;
-                }[];
-              } | null;
-              custom_settings:
-                | ({
-                    structured_data_prompt?: string;
-                    /** @description A JSON Schema */
-                    structured_data_schema?: {
-                      [key: string]: unknown;
-                    };
-                  } & {
-                    [key: string]: unknown;
-                  })
-                | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Assistant'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -6268,15 +3489,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -6285,15 +3498,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -6302,15 +3507,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -6319,15 +3516,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -6336,15 +3525,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -6378,15 +3559,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -6395,15 +3568,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -6412,15 +3577,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -6429,15 +3586,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -6478,22 +3627,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              phone_number: string;
-              provider: string;
-              friendly_name: string | null;
-              assistant_id: number | null;
-              assistant_name: string | null;
-              graph_id: number | null;
-              is_toll_free: boolean;
-              sms_rate_per_second: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            'application/json': components['schemas']['PhoneNumber'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -6502,15 +3636,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -6519,15 +3645,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -6536,15 +3654,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -6553,15 +3663,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -6580,15 +3682,15 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @description E.164 (+14155552671); spaces, dots, dashes and brackets are removed */
-            phone_number: string;
-            provider: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
-            friendly_name?: string | null;
-            assistant_id?: number | null;
-            graph_id?: number | null;
-            sms_rate_per_second?: number | null;
-          };
+          /**
+           * @example {
+           *       "phone_number": "+1 (415) 555-2671",
+           *       "provider": "carrier_a",
+           *       "friendly_name": "Support line",
+           *       "assistant_id": 7
+           *     }
+           */
+          'application/json': components['schemas']['PhoneNumberCreate'];
         };
       };
       responses: {
@@ -6598,22 +3700,23 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              phone_number: string;
-              provider: string;
-              friendly_name: string | null;
-              assistant_id: number | null;
-              assistant_name: string | null;
-              graph_id: number | null;
-              is_toll_free: boolean;
-              sms_rate_per_second: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            /**
+             * @example {
+             *       "id": 3,
+             *       "organization_id": 1,
+             *       "phone_number": "+14155552671",
+             *       "provider": "carrier_a",
+             *       "friendly_name": "Support line",
+             *       "assistant_id": 7,
+             *       "assistant_name": "Front desk",
+             *       "graph_id": null,
+             *       "is_toll_free": false,
+             *       "sms_rate_per_second": 1,
+             *       "created_at": "2026-11-21T09:00:00.000Z",
+             *       "updated_at": "2026-11-21T09:00:00.000Z"
+             *     }
+             */
+            'application/json': components['schemas']['PhoneNumber'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -6622,15 +3725,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -6639,15 +3734,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -6656,15 +3743,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -6673,15 +3752,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -6690,15 +3761,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -6737,22 +3800,23 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              phone_number: string;
-              provider: string;
-              friendly_name: string | null;
-              assistant_id: number | null;
-              assistant_name: string | null;
-              graph_id: number | null;
-              is_toll_free: boolean;
-              sms_rate_per_second: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            /**
+             * @example {
+             *       "id": 3,
+             *       "organization_id": 1,
+             *       "phone_number": "+14155552671",
+             *       "provider": "carrier_a",
+             *       "friendly_name": "Support line",
+             *       "assistant_id": 7,
+             *       "assistant_name": "Front desk",
+             *       "graph_id": null,
+             *       "is_toll_free": false,
+             *       "sms_rate_per_second": 1,
+             *       "created_at": "2026-11-21T09:00:00.000Z",
+             *       "updated_at": "2026-11-21T09:00:00.000Z"
+             *     }
+             */
+            'application/json': components['schemas']['PhoneNumber'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -6761,15 +3825,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -6778,15 +3834,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -6795,15 +3843,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -6812,15 +3852,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -6840,15 +3872,13 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @description E.164 (+14155552671); spaces, dots, dashes and brackets are removed */
-            phone_number?: string;
-            provider?: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
-            friendly_name?: string | null;
-            assistant_id?: number | null;
-            graph_id?: number | null;
-            sms_rate_per_second?: number | null;
-          };
+          /**
+           * @example {
+           *       "friendly_name": "Main line",
+           *       "assistant_id": 8
+           *     }
+           */
+          'application/json': components['schemas']['PhoneNumberUpdate'];
         };
       };
       responses: {
@@ -6858,22 +3888,23 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              phone_number: string;
-              provider: string;
-              friendly_name: string | null;
-              assistant_id: number | null;
-              assistant_name: string | null;
-              graph_id: number | null;
-              is_toll_free: boolean;
-              sms_rate_per_second: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            /**
+             * @example {
+             *       "id": 3,
+             *       "organization_id": 1,
+             *       "phone_number": "+14155552671",
+             *       "provider": "carrier_a",
+             *       "friendly_name": "Support line",
+             *       "assistant_id": 7,
+             *       "assistant_name": "Front desk",
+             *       "graph_id": null,
+             *       "is_toll_free": false,
+             *       "sms_rate_per_second": 1,
+             *       "created_at": "2026-11-21T09:00:00.000Z",
+             *       "updated_at": "2026-11-21T09:00:00.000Z"
+             *     }
+             */
+            'application/json': components['schemas']['PhoneNumber'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -6882,15 +3913,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -6899,15 +3922,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -6916,15 +3931,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -6933,15 +3940,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -6950,15 +3949,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -6992,15 +3983,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -7009,15 +3992,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -7026,15 +4001,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -7043,15 +4010,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -7091,64 +4050,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              configuration: {
-                [key: string]: unknown;
-              };
-              /** @description Empty in list responses */
-              nodes: {
-                id: number;
-                graph_id: number;
-                assistant_id: number;
-                assistant_name: string;
-                assistant_description: string | null;
-                node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-                /** @description Where the node sits on the designer canvas */
-                position: {
-                  x: number;
-                  y: number;
-                };
-                configuration: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** @description Empty in list responses */
-              edges: {
-                id: number;
-                graph_id: number;
-                /** @description The stored id of the node the edge leaves */
-                from_node_id: number;
-                /** @description The stored id of the node the edge enters */
-                to_node_id: number;
-                condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-                intent_pattern: string | null;
-                natural_language_trigger: string | null;
-                mathematical_expression: string | null;
-                state_variable_condition: string | null;
-                condition_logic: 'AND' | 'OR';
-                priority: number;
-                is_active: boolean;
-                handoff_sentence: string | null;
-                description: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              total_nodes: number;
-              total_edges: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            }[];
+            'application/json': components['schemas']['Graph'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -7157,15 +4059,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -7174,15 +4068,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -7191,15 +4077,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -7208,15 +4086,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -7237,44 +4107,88 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            name: string;
-            description?: string | null;
-            is_active?: boolean;
-            configuration?: {
-              [key: string]: unknown;
-            };
-            nodes: {
-              assistant_id: number;
-              node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-              /** @description Where the node sits on the designer canvas */
-              position?: {
-                x: number;
-                y: number;
-              };
-              /** @description Per-node settings; an escalation node needs transfer_number (E.164) */
-              configuration?: {
-                [key: string]: unknown;
-              };
-            }[];
-            edges?: {
-              /** @description 0-based index into the nodes array of this request */
-              from_node_id: number;
-              /** @description 0-based index into the nodes array of this request */
-              to_node_id: number;
-              condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-              intent_pattern?: string | null;
-              natural_language_trigger?: string | null;
-              mathematical_expression?: string | null;
-              state_variable_condition?: string | null;
-              condition_logic?: 'AND' | 'OR';
-              /** @description Lower is tried first (default 0) */
-              priority?: number;
-              is_active?: boolean;
-              handoff_sentence?: string | null;
-              description?: string | null;
-            }[];
-          };
+          /**
+           * @example {
+           *       "name": "Support line",
+           *       "description": "Front desk, billing, and a human when asked",
+           *       "nodes": [
+           *         {
+           *           "assistant_id": 1,
+           *           "node_type": "entry",
+           *           "position": {
+           *             "x": 0,
+           *             "y": 0
+           *           }
+           *         },
+           *         {
+           *           "assistant_id": 2,
+           *           "node_type": "standard",
+           *           "position": {
+           *             "x": 300,
+           *             "y": 0
+           *           }
+           *         },
+           *         {
+           *           "assistant_id": 3,
+           *           "node_type": "exit",
+           *           "position": {
+           *             "x": 600,
+           *             "y": 0
+           *           }
+           *         },
+           *         {
+           *           "assistant_id": 1,
+           *           "node_type": "escalation",
+           *           "position": {
+           *             "x": 300,
+           *             "y": 200
+           *           },
+           *           "configuration": {
+           *             "transfer_number": "+14155550100"
+           *           }
+           *         }
+           *       ],
+           *       "edges": [
+           *         {
+           *           "from_node_id": 0,
+           *           "to_node_id": 1,
+           *           "condition_type": "intent",
+           *           "intent_pattern": "billing, invoice, payment",
+           *           "handoff_sentence": "Let me pass you to billing."
+           *         },
+           *         {
+           *           "from_node_id": 0,
+           *           "to_node_id": 3,
+           *           "condition_type": "intent",
+           *           "intent_pattern": "human, agent, representative",
+           *           "priority": 1,
+           *           "handoff_sentence": "Connecting you to a person."
+           *         },
+           *         {
+           *           "from_node_id": 1,
+           *           "to_node_id": 3,
+           *           "condition_type": "state_variable",
+           *           "state_variable_condition": "customer.tier == 'vip'"
+           *         },
+           *         {
+           *           "from_node_id": 1,
+           *           "to_node_id": 2,
+           *           "condition_type": "intent",
+           *           "intent_pattern": "bye, goodbye, that is all",
+           *           "priority": 1
+           *         },
+           *         {
+           *           "from_node_id": 1,
+           *           "to_node_id": 2,
+           *           "condition_type": "mathematical",
+           *           "mathematical_expression": "call_duration > 600",
+           *           "priority": 2,
+           *           "description": "Long billing calls wrap up"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['GraphCreate'];
         };
       };
       responses: {
@@ -7284,64 +4198,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              configuration: {
-                [key: string]: unknown;
-              };
-              /** @description Empty in list responses */
-              nodes: {
-                id: number;
-                graph_id: number;
-                assistant_id: number;
-                assistant_name: string;
-                assistant_description: string | null;
-                node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-                /** @description Where the node sits on the designer canvas */
-                position: {
-                  x: number;
-                  y: number;
-                };
-                configuration: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** @description Empty in list responses */
-              edges: {
-                id: number;
-                graph_id: number;
-                /** @description The stored id of the node the edge leaves */
-                from_node_id: number;
-                /** @description The stored id of the node the edge enters */
-                to_node_id: number;
-                condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-                intent_pattern: string | null;
-                natural_language_trigger: string | null;
-                mathematical_expression: string | null;
-                state_variable_condition: string | null;
-                condition_logic: 'AND' | 'OR';
-                priority: number;
-                is_active: boolean;
-                handoff_sentence: string | null;
-                description: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              total_nodes: number;
-              total_edges: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Graph'];
           };
         };
         /** @description Validation failed */
@@ -7350,15 +4207,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -7367,15 +4216,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -7384,15 +4225,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -7401,15 +4234,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -7418,15 +4243,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -7465,64 +4282,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              configuration: {
-                [key: string]: unknown;
-              };
-              /** @description Empty in list responses */
-              nodes: {
-                id: number;
-                graph_id: number;
-                assistant_id: number;
-                assistant_name: string;
-                assistant_description: string | null;
-                node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-                /** @description Where the node sits on the designer canvas */
-                position: {
-                  x: number;
-                  y: number;
-                };
-                configuration: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** @description Empty in list responses */
-              edges: {
-                id: number;
-                graph_id: number;
-                /** @description The stored id of the node the edge leaves */
-                from_node_id: number;
-                /** @description The stored id of the node the edge enters */
-                to_node_id: number;
-                condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-                intent_pattern: string | null;
-                natural_language_trigger: string | null;
-                mathematical_expression: string | null;
-                state_variable_condition: string | null;
-                condition_logic: 'AND' | 'OR';
-                priority: number;
-                is_active: boolean;
-                handoff_sentence: string | null;
-                description: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              total_nodes: number;
-              total_edges: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Graph'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -7531,15 +4291,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -7548,15 +4300,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -7565,15 +4309,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -7582,15 +4318,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -7610,14 +4338,7 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            name?: string;
-            description?: string | null;
-            is_active?: boolean;
-            configuration?: {
-              [key: string]: unknown;
-            };
-          };
+          'application/json': components['schemas']['GraphUpdate'];
         };
       };
       responses: {
@@ -7627,64 +4348,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              configuration: {
-                [key: string]: unknown;
-              };
-              /** @description Empty in list responses */
-              nodes: {
-                id: number;
-                graph_id: number;
-                assistant_id: number;
-                assistant_name: string;
-                assistant_description: string | null;
-                node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-                /** @description Where the node sits on the designer canvas */
-                position: {
-                  x: number;
-                  y: number;
-                };
-                configuration: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** @description Empty in list responses */
-              edges: {
-                id: number;
-                graph_id: number;
-                /** @description The stored id of the node the edge leaves */
-                from_node_id: number;
-                /** @description The stored id of the node the edge enters */
-                to_node_id: number;
-                condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-                intent_pattern: string | null;
-                natural_language_trigger: string | null;
-                mathematical_expression: string | null;
-                state_variable_condition: string | null;
-                condition_logic: 'AND' | 'OR';
-                priority: number;
-                is_active: boolean;
-                handoff_sentence: string | null;
-                description: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              total_nodes: number;
-              total_edges: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Graph'];
           };
         };
         /** @description Validation failed */
@@ -7693,15 +4357,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -7710,15 +4366,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -7727,15 +4375,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -7744,15 +4384,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -7761,15 +4393,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -7803,15 +4427,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -7820,15 +4436,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -7837,15 +4445,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -7854,15 +4454,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -7897,38 +4489,7 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            nodes: {
-              assistant_id: number;
-              node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-              /** @description Where the node sits on the designer canvas */
-              position?: {
-                x: number;
-                y: number;
-              };
-              /** @description Per-node settings; an escalation node needs transfer_number (E.164) */
-              configuration?: {
-                [key: string]: unknown;
-              };
-            }[];
-            edges: {
-              /** @description 0-based index into the nodes array of this request */
-              from_node_id: number;
-              /** @description 0-based index into the nodes array of this request */
-              to_node_id: number;
-              condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-              intent_pattern?: string | null;
-              natural_language_trigger?: string | null;
-              mathematical_expression?: string | null;
-              state_variable_condition?: string | null;
-              condition_logic?: 'AND' | 'OR';
-              /** @description Lower is tried first (default 0) */
-              priority?: number;
-              is_active?: boolean;
-              handoff_sentence?: string | null;
-              description?: string | null;
-            }[];
-          };
+          'application/json': components['schemas']['GraphStructure'];
         };
       };
       responses: {
@@ -7938,64 +4499,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              is_active: boolean;
-              configuration: {
-                [key: string]: unknown;
-              };
-              /** @description Empty in list responses */
-              nodes: {
-                id: number;
-                graph_id: number;
-                assistant_id: number;
-                assistant_name: string;
-                assistant_description: string | null;
-                node_type: 'entry' | 'standard' | 'exit' | 'escalation';
-                /** @description Where the node sits on the designer canvas */
-                position: {
-                  x: number;
-                  y: number;
-                };
-                configuration: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-              }[];
-              /** @description Empty in list responses */
-              edges: {
-                id: number;
-                graph_id: number;
-                /** @description The stored id of the node the edge leaves */
-                from_node_id: number;
-                /** @description The stored id of the node the edge enters */
-                to_node_id: number;
-                condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
-                intent_pattern: string | null;
-                natural_language_trigger: string | null;
-                mathematical_expression: string | null;
-                state_variable_condition: string | null;
-                condition_logic: 'AND' | 'OR';
-                priority: number;
-                is_active: boolean;
-                handoff_sentence: string | null;
-                description: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              total_nodes: number;
-              total_edges: number;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['Graph'];
           };
         };
         /** @description Validation failed */
@@ -8004,15 +4508,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -8021,15 +4517,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8038,15 +4526,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -8055,15 +4535,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8072,15 +4544,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -8145,35 +4609,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description The entry node, then every node entered */
-              path_taken: {
-                node_id: number;
-                node_type: string | null;
-                assistant_id: number | null;
-                assistant_name: string | null;
-              }[];
-              transitions: {
-                /** @description 1-based index of the utterance that caused it */
-                turn: number;
-                utterance: string;
-                from_node_id: number;
-                to_node_id: number;
-                edge_id: number;
-                reason: string;
-                handoff_sentence: string | null;
-                /** @description Simulated seconds since the start */
-                call_duration: number;
-              }[];
-              final_context: {
-                [key: string]: unknown;
-              };
-              final_node_id: number;
-              /** @description Utterances used; the rest are ignored once the session ends */
-              turns_processed: number;
-              ended: ('exit' | 'escalation') | null;
-              transfer_number: string | null;
-            };
+            'application/json': components['schemas']['GraphSimulation'];
           };
         };
         /** @description Validation failed */
@@ -8182,15 +4618,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -8199,15 +4627,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8216,15 +4636,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -8233,15 +4645,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8250,15 +4654,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -8302,22 +4698,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              call_sid: string | null;
-              graph_id: number;
-              current_node_id: number | null;
-              context: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              started_at: string;
-              ended_at: string | null;
-              /** @description True until ended_at is set */
-              is_active: boolean;
-              current_assistant_name: string | null;
-              graph_name: string;
-            }[];
+            'application/json': components['schemas']['GraphSession'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -8326,15 +4707,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8343,15 +4716,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -8360,15 +4725,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8377,15 +4734,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -8426,22 +4775,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              call_sid: string | null;
-              graph_id: number;
-              current_node_id: number | null;
-              context: {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              started_at: string;
-              ended_at: string | null;
-              /** @description True until ended_at is set */
-              is_active: boolean;
-              current_assistant_name: string | null;
-              graph_name: string;
-            };
+            'application/json': components['schemas']['GraphSession'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -8450,15 +4784,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8467,15 +4793,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -8484,15 +4802,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8501,15 +4811,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -8552,34 +4854,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              graph_id: number;
-              graph_name: string;
-              period_days: number;
-              total_sessions: number;
-              total_transitions: number;
-              /** @description Seconds, over ended sessions */
-              avg_session_duration: number;
-              most_used_transitions: {
-                from_node: string;
-                to_node: string;
-                count: number;
-                /** @description Share of all transitions in the period, 0 to 100 */
-                percentage: number;
-              }[];
-              /** @description Keyed by node id */
-              node_usage_stats: {
-                [key: string]: {
-                  node_name: string;
-                  /** @description Distinct sessions that entered the node */
-                  sessions_started: number;
-                  /** @description Seconds per finished visit */
-                  avg_time_in_node: number;
-                  /** @description Sessions that ended at the node / sessions that entered it (0 to 1) */
-                  exit_rate: number;
-                };
-              };
-            };
+            'application/json': components['schemas']['GraphAnalytics'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -8588,15 +4863,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8605,15 +4872,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -8622,15 +4881,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8639,15 +4890,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -8695,62 +4938,8 @@ export interface paths {
           };
           content: {
             'application/json': {
-              campaigns: {
-                id: number;
-                organization_id: number;
-                name: string;
-                description: string | null;
-                campaign_type: 'call' | 'sms' | 'mixed';
-                status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-                assistant_id: number | null;
-                assistant_name: string | null;
-                welcome_message_template: string | null;
-                agenda_template: string | null;
-                end_call_message_template: string | null;
-                sms_message_template: string | null;
-                fallback_values: {
-                  [key: string]: unknown;
-                };
-                variable_mappings: {
-                  [key: string]: string;
-                };
-                available_variables: string[];
-                max_attempts: number;
-                retry_delay_minutes: number;
-                concurrency_limit: number;
-                total_contacts: number;
-                completed_contacts: number;
-                failed_contacts: number;
-                failure_reason: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-                started_at: string | null;
-                completed_at: string | null;
-                /** CampaignMetrics */
-                metrics: {
-                  /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                  success_rate: number;
-                  /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                  answer_rate: number;
-                  /** @description Mean duration of the call attempts that lasted */
-                  average_duration_seconds: number;
-                  /** @description Duration of every call attempt, summed */
-                  total_duration_seconds: number;
-                  /** @description What the attempts cost, at most 4 decimals */
-                  actual_cost: number;
-                };
-              }[];
-              /** Pagination */
-              pagination: {
-                page: number;
-                per_page: number;
-                total_items: number;
-                total_pages: number;
-                has_next: boolean;
-                has_prev: boolean;
-              };
+              campaigns: components['schemas']['Campaign'][];
+              pagination: components['schemas']['Pagination'];
             };
           };
         };
@@ -8760,15 +4949,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8777,15 +4958,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -8794,15 +4967,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8811,15 +4976,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -8840,30 +4997,24 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            name: string;
-            description?: string | null;
-            campaign_type: 'call' | 'sms' | 'mixed';
-            assistant_id: number;
-            welcome_message_template?: string | null;
-            agenda_template?: string | null;
-            end_call_message_template?: string | null;
-            sms_message_template?: string | null;
-            /** @description Variable name → the value used when a contact has none */
-            fallback_values?: {
-              [key: string]: string | number | boolean | null;
-            };
-            /** @description Template variable → contact field: name, company, email, phone_number or custom_fields.<key> */
-            variable_mappings?: {
-              [key: string]: string;
-            };
-            /** @description Attempts per contact (default 3) */
-            max_attempts?: number;
-            /** @description Minutes between attempts at one contact (default 30) */
-            retry_delay_minutes?: number;
-            /** @description Attempts of the campaign in flight at once (default 5) */
-            concurrency_limit?: number;
-          };
+          /**
+           * @example {
+           *       "name": "Spring renewals",
+           *       "campaign_type": "call",
+           *       "assistant_id": 7,
+           *       "welcome_message_template": "Hi {{ name | title_case }}, this is {{assistant_name}} from {{company}}.",
+           *       "agenda_template": "Your {{ plan | default(\"current\") }} plan renews on {{renewal_date}}.",
+           *       "fallback_values": {
+           *         "company": "Acme"
+           *       },
+           *       "variable_mappings": {
+           *         "plan": "custom_fields.plan"
+           *       },
+           *       "max_attempts": 2,
+           *       "retry_delay_minutes": 30
+           *     }
+           */
+          'application/json': components['schemas']['CampaignCreate'];
         };
       };
       responses: {
@@ -8873,53 +5024,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              campaign_type: 'call' | 'sms' | 'mixed';
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              assistant_id: number | null;
-              assistant_name: string | null;
-              welcome_message_template: string | null;
-              agenda_template: string | null;
-              end_call_message_template: string | null;
-              sms_message_template: string | null;
-              fallback_values: {
-                [key: string]: unknown;
-              };
-              variable_mappings: {
-                [key: string]: string;
-              };
-              available_variables: string[];
-              max_attempts: number;
-              retry_delay_minutes: number;
-              concurrency_limit: number;
-              total_contacts: number;
-              completed_contacts: number;
-              failed_contacts: number;
-              failure_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              started_at: string | null;
-              completed_at: string | null;
-              /** CampaignMetrics */
-              metrics: {
-                /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                success_rate: number;
-                /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                answer_rate: number;
-                /** @description Mean duration of the call attempts that lasted */
-                average_duration_seconds: number;
-                /** @description Duration of every call attempt, summed */
-                total_duration_seconds: number;
-                /** @description What the attempts cost, at most 4 decimals */
-                actual_cost: number;
-              };
-            };
+            'application/json': components['schemas']['Campaign'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -8928,15 +5033,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -8945,15 +5042,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -8962,15 +5051,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -8979,15 +5060,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -8996,15 +5069,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9068,15 +5133,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -9085,15 +5142,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -9102,15 +5151,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -9119,15 +5160,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -9136,15 +5169,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9183,53 +5208,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              campaign_type: 'call' | 'sms' | 'mixed';
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              assistant_id: number | null;
-              assistant_name: string | null;
-              welcome_message_template: string | null;
-              agenda_template: string | null;
-              end_call_message_template: string | null;
-              sms_message_template: string | null;
-              fallback_values: {
-                [key: string]: unknown;
-              };
-              variable_mappings: {
-                [key: string]: string;
-              };
-              available_variables: string[];
-              max_attempts: number;
-              retry_delay_minutes: number;
-              concurrency_limit: number;
-              total_contacts: number;
-              completed_contacts: number;
-              failed_contacts: number;
-              failure_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              started_at: string | null;
-              completed_at: string | null;
-              /** CampaignMetrics */
-              metrics: {
-                /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                success_rate: number;
-                /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                answer_rate: number;
-                /** @description Mean duration of the call attempts that lasted */
-                average_duration_seconds: number;
-                /** @description Duration of every call attempt, summed */
-                total_duration_seconds: number;
-                /** @description What the attempts cost, at most 4 decimals */
-                actual_cost: number;
-              };
-            };
+            'application/json': components['schemas']['Campaign'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -9238,15 +5217,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -9255,15 +5226,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -9272,15 +5235,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -9289,15 +5244,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9317,30 +5264,13 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            name?: string;
-            description?: string | null;
-            campaign_type?: 'call' | 'sms' | 'mixed';
-            assistant_id?: number;
-            welcome_message_template?: string | null;
-            agenda_template?: string | null;
-            end_call_message_template?: string | null;
-            sms_message_template?: string | null;
-            /** @description Variable name → the value used when a contact has none */
-            fallback_values?: {
-              [key: string]: string | number | boolean | null;
-            };
-            /** @description Template variable → contact field: name, company, email, phone_number or custom_fields.<key> */
-            variable_mappings?: {
-              [key: string]: string;
-            };
-            /** @description Attempts per contact (default 3) */
-            max_attempts?: number;
-            /** @description Minutes between attempts at one contact (default 30) */
-            retry_delay_minutes?: number;
-            /** @description Attempts of the campaign in flight at once (default 5) */
-            concurrency_limit?: number;
-          };
+          /**
+           * @example {
+           *       "max_attempts": 3,
+           *       "retry_delay_minutes": 60
+           *     }
+           */
+          'application/json': components['schemas']['CampaignUpdate'];
         };
       };
       responses: {
@@ -9350,53 +5280,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              campaign_type: 'call' | 'sms' | 'mixed';
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              assistant_id: number | null;
-              assistant_name: string | null;
-              welcome_message_template: string | null;
-              agenda_template: string | null;
-              end_call_message_template: string | null;
-              sms_message_template: string | null;
-              fallback_values: {
-                [key: string]: unknown;
-              };
-              variable_mappings: {
-                [key: string]: string;
-              };
-              available_variables: string[];
-              max_attempts: number;
-              retry_delay_minutes: number;
-              concurrency_limit: number;
-              total_contacts: number;
-              completed_contacts: number;
-              failed_contacts: number;
-              failure_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              started_at: string | null;
-              completed_at: string | null;
-              /** CampaignMetrics */
-              metrics: {
-                /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                success_rate: number;
-                /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                answer_rate: number;
-                /** @description Mean duration of the call attempts that lasted */
-                average_duration_seconds: number;
-                /** @description Duration of every call attempt, summed */
-                total_duration_seconds: number;
-                /** @description What the attempts cost, at most 4 decimals */
-                actual_cost: number;
-              };
-            };
+            'application/json': components['schemas']['Campaign'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -9405,15 +5289,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -9422,15 +5298,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -9439,15 +5307,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -9456,15 +5316,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -9473,15 +5325,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9515,15 +5359,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -9532,15 +5368,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -9549,15 +5377,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -9566,15 +5386,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9616,53 +5428,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              campaign_type: 'call' | 'sms' | 'mixed';
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              assistant_id: number | null;
-              assistant_name: string | null;
-              welcome_message_template: string | null;
-              agenda_template: string | null;
-              end_call_message_template: string | null;
-              sms_message_template: string | null;
-              fallback_values: {
-                [key: string]: unknown;
-              };
-              variable_mappings: {
-                [key: string]: string;
-              };
-              available_variables: string[];
-              max_attempts: number;
-              retry_delay_minutes: number;
-              concurrency_limit: number;
-              total_contacts: number;
-              completed_contacts: number;
-              failed_contacts: number;
-              failure_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              started_at: string | null;
-              completed_at: string | null;
-              /** CampaignMetrics */
-              metrics: {
-                /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                success_rate: number;
-                /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                answer_rate: number;
-                /** @description Mean duration of the call attempts that lasted */
-                average_duration_seconds: number;
-                /** @description Duration of every call attempt, summed */
-                total_duration_seconds: number;
-                /** @description What the attempts cost, at most 4 decimals */
-                actual_cost: number;
-              };
-            };
+            'application/json': components['schemas']['Campaign'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -9671,15 +5437,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -9688,15 +5446,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -9705,15 +5455,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -9722,15 +5464,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9773,53 +5507,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              campaign_type: 'call' | 'sms' | 'mixed';
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              assistant_id: number | null;
-              assistant_name: string | null;
-              welcome_message_template: string | null;
-              agenda_template: string | null;
-              end_call_message_template: string | null;
-              sms_message_template: string | null;
-              fallback_values: {
-                [key: string]: unknown;
-              };
-              variable_mappings: {
-                [key: string]: string;
-              };
-              available_variables: string[];
-              max_attempts: number;
-              retry_delay_minutes: number;
-              concurrency_limit: number;
-              total_contacts: number;
-              completed_contacts: number;
-              failed_contacts: number;
-              failure_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              started_at: string | null;
-              completed_at: string | null;
-              /** CampaignMetrics */
-              metrics: {
-                /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                success_rate: number;
-                /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                answer_rate: number;
-                /** @description Mean duration of the call attempts that lasted */
-                average_duration_seconds: number;
-                /** @description Duration of every call attempt, summed */
-                total_duration_seconds: number;
-                /** @description What the attempts cost, at most 4 decimals */
-                actual_cost: number;
-              };
-            };
+            'application/json': components['schemas']['Campaign'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -9828,15 +5516,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -9845,15 +5525,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -9862,15 +5534,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -9879,15 +5543,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -9930,53 +5586,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              organization_id: number;
-              name: string;
-              description: string | null;
-              campaign_type: 'call' | 'sms' | 'mixed';
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              assistant_id: number | null;
-              assistant_name: string | null;
-              welcome_message_template: string | null;
-              agenda_template: string | null;
-              end_call_message_template: string | null;
-              sms_message_template: string | null;
-              fallback_values: {
-                [key: string]: unknown;
-              };
-              variable_mappings: {
-                [key: string]: string;
-              };
-              available_variables: string[];
-              max_attempts: number;
-              retry_delay_minutes: number;
-              concurrency_limit: number;
-              total_contacts: number;
-              completed_contacts: number;
-              failed_contacts: number;
-              failure_reason: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              started_at: string | null;
-              completed_at: string | null;
-              /** CampaignMetrics */
-              metrics: {
-                /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
-                success_rate: number;
-                /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
-                answer_rate: number;
-                /** @description Mean duration of the call attempts that lasted */
-                average_duration_seconds: number;
-                /** @description Duration of every call attempt, summed */
-                total_duration_seconds: number;
-                /** @description What the attempts cost, at most 4 decimals */
-                actual_cost: number;
-              };
-            };
+            'application/json': components['schemas']['Campaign'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -9985,15 +5595,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10002,15 +5604,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -10019,15 +5613,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10036,15 +5622,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -10083,19 +5661,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              campaign_id: number;
-              /** @description immediate: no schedule; the campaign runs when it is started */
-              schedule_type: 'immediate' | 'scheduled' | 'recurring';
-              scheduled_at: string | null;
-              timezone: string;
-              recurring_config: {
-                [key: string]: unknown;
-              } | null;
-              /** @description When the campaign next starts by itself; null when never */
-              next_run_at: string | null;
-              last_run_at: string | null;
-            };
+            'application/json': components['schemas']['CampaignSchedule'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -10104,15 +5670,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10121,15 +5679,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Error envelope: a message, or a list of validation issues. */
@@ -10138,15 +5688,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -10155,15 +5697,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10172,15 +5706,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -10204,19 +5730,11 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
+            /** @enum {string} */
             schedule_type: 'immediate' | 'scheduled' | 'recurring';
             scheduled_at?: string | null;
             timezone?: string | null;
-            recurring_config?: {
-              frequency: 'daily' | 'weekly' | 'monthly';
-              interval?: number | null;
-              days_of_week?: number[] | null;
-              day_of_month?: number | null;
-              /** @description 24-hour HH:MM */
-              time: string;
-              time_zone?: string | null;
-              end_date?: string | null;
-            } | null;
+            recurring_config?: components['schemas']['RecurringConfig'] | null;
           };
         };
       };
@@ -10239,15 +5757,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -10256,15 +5766,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10273,15 +5775,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Error envelope: a message, or a list of validation issues. */
@@ -10290,15 +5784,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description The campaign is not in a status that allows this */
@@ -10307,15 +5793,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -10324,15 +5802,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10341,15 +5811,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -10404,15 +5866,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -10421,15 +5875,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10438,15 +5884,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Error envelope: a message, or a list of validation issues. */
@@ -10455,15 +5893,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description The campaign is not in a status that allows this */
@@ -10472,15 +5902,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10489,15 +5911,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -10540,46 +5954,8 @@ export interface paths {
           };
           content: {
             'application/json': {
-              executions: {
-                id: number;
-                /** @description The same as id */
-                execution_id: number;
-                contact_id: number;
-                contact_name: string | null;
-                contact_phone: string | null;
-                status:
-                  | 'pending'
-                  | 'in_progress'
-                  | 'completed'
-                  | 'failed'
-                  | 'no_answer'
-                  | 'busy'
-                  | 'voicemail'
-                  | 'skipped';
-                call_id: string | null;
-                sms_id: string | null;
-                executed_at: string | null;
-                /** @description from_number, to_number, personalized_welcome_message, personalized_agenda (when set), template_variables_used, duration_seconds (the call’s own when it has one), error_details (when failed), retry_reason, voice_analytics, call_sid, personalized_sms */
-                execution_data: {
-                  [key: string]: unknown;
-                };
-                /** @description 1 for the first attempt at the contact */
-                attempt_number: number;
-                channel: 'call' | 'sms';
-                /** @description The run of a recurring campaign (0 for the first) */
-                occurrence: number;
-                finished_at: string | null;
-                cost: number | null;
-              }[];
-              /** Pagination */
-              pagination: {
-                page: number;
-                per_page: number;
-                total_items: number;
-                total_pages: number;
-                has_next: boolean;
-                has_prev: boolean;
-              };
+              executions: components['schemas']['CampaignExecution'][];
+              pagination: components['schemas']['Pagination'];
             };
           };
         };
@@ -10589,15 +5965,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10606,15 +5974,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -10623,15 +5983,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10640,15 +5992,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -10691,59 +6035,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              campaign_id: number;
-              status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-              progress: {
-                /** @description Every contact, skipped ones included */
-                total_contacts: number;
-                /** @description Contacts completed */
-                completed: number;
-                /** @description Contacts failed */
-                failed: number;
-                /** @description Contacts in progress */
-                processing: number;
-                /** @description Contacts waiting for an attempt */
-                pending: number;
-                /** @description 100 × (completed + failed + skipped) / total_contacts */
-                progress_percentage: number;
-                /** @description 100 × completed / (completed + failed) */
-                success_rate: number;
-              };
-              metrics: {
-                total_duration_seconds: number;
-                average_duration_seconds: number;
-                /** @description As in the campaign metrics */
-                success_rate: number;
-                /** @description As in the campaign metrics */
-                answer_rate: number;
-                /** @description 100 × completed / total_contacts */
-                completion_rate: number;
-                /** @description actual_cost + (pending + processing) × the mean cost of a finished contact */
-                cost_estimate: number;
-                actual_cost: number;
-                /** Format: date-time */
-                last_updated: string;
-              };
-              started_at: string | null;
-              completed_at: string | null;
-              /** @description The 10 latest executions, most recent first */
-              recent_activity: {
-                execution_id: number;
-                contact_phone: string | null;
-                status:
-                  | 'pending'
-                  | 'in_progress'
-                  | 'completed'
-                  | 'failed'
-                  | 'no_answer'
-                  | 'busy'
-                  | 'voicemail'
-                  | 'skipped';
-                executed_at: string | null;
-                call_id: string | null;
-              }[];
-            };
+            'application/json': components['schemas']['CampaignProgress'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -10752,15 +6044,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10769,15 +6053,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -10786,15 +6062,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10803,15 +6071,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -10857,34 +6117,8 @@ export interface paths {
           };
           content: {
             'application/json': {
-              contacts: {
-                id: number;
-                campaign_id: number;
-                /** @description E.164 */
-                phone_number: string;
-                name: string | null;
-                email: string | null;
-                company: string | null;
-                custom_fields: {
-                  [key: string]: unknown;
-                };
-                status: 'pending' | 'in_progress' | 'completed' | 'failed' | 'skipped';
-                attempts: number;
-                next_attempt_at: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              /** Pagination */
-              pagination: {
-                page: number;
-                per_page: number;
-                total_items: number;
-                total_pages: number;
-                has_next: boolean;
-                has_prev: boolean;
-              };
+              contacts: components['schemas']['CampaignContact'][];
+              pagination: components['schemas']['Pagination'];
             };
           };
         };
@@ -10894,15 +6128,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -10911,15 +6137,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -10928,15 +6146,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -10945,15 +6155,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11000,19 +6202,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description Contacts added */
-              imported: number;
-              /** @description Rows whose number the campaign already had, or that came earlier in the same import */
-              duplicates: number;
-              /** @description Rows that could not be a contact (bad phone number, email…) */
-              invalid: number;
-              /** @description The duplicate and invalid rows, in row order (1 = the first data row), at most the first 100; the counts are always complete */
-              errors: {
-                row: number;
-                detail: string;
-              }[];
-            };
+            'application/json': components['schemas']['ContactImportReport'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -11021,15 +6211,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11038,15 +6220,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -11055,15 +6229,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -11072,15 +6238,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11089,15 +6247,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11134,17 +6284,7 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'multipart/form-data': {
-            /**
-             * Format: binary
-             * @description CSV (header row first; comma, semicolon or tab) or JSON (an array of objects), UTF-8, at most CONTACT_IMPORT_MAX_BYTES (50 MiB)
-             */
-            file: string;
-            /** @description JSON object: column of the file → phone_number, name, first_name, last_name, email, company, custom_fields.<name>, or null to leave it out */
-            column_mappings?: string;
-            /** @description Region of numbers written without a country code (default: DEFAULT_PHONE_REGION, US) */
-            default_region?: string;
-          };
+          'multipart/form-data': components['schemas']['ContactImportForm'];
         };
       };
       responses: {
@@ -11154,19 +6294,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description Contacts added */
-              imported: number;
-              /** @description Rows whose number the campaign already had, or that came earlier in the same import */
-              duplicates: number;
-              /** @description Rows that could not be a contact (bad phone number, email…) */
-              invalid: number;
-              /** @description The duplicate and invalid rows, in row order (1 = the first data row), at most the first 100; the counts are always complete */
-              errors: {
-                row: number;
-                detail: string;
-              }[];
-            };
+            'application/json': components['schemas']['ContactImportReport'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -11175,15 +6303,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11192,15 +6312,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -11209,15 +6321,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -11226,15 +6330,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11243,15 +6339,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11286,20 +6374,20 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @description E.164; a number of your organization routed to an assistant (or given assistant_id) */
-            from_phone_number: string;
-            /** @description E.164 */
-            to_phone_number: string;
-            assistant_id?: number;
-            /** @description Supports {{variable}} */
-            welcome_message?: string;
-            /** @description Supports {{variable}} */
-            agenda?: string;
-            variables?: {
-              [key: string]: unknown;
-            };
-          };
+          /**
+           * @example {
+           *       "from_phone_number": "+14155550100",
+           *       "to_phone_number": "+14155550123",
+           *       "welcome_message": "Hi {{ name | title_case }}, this is {{ company }}.",
+           *       "agenda": "Confirm the appointment on {{ day }}",
+           *       "variables": {
+           *         "name": "ada lovelace",
+           *         "company": "Acme",
+           *         "day": "Monday"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['CallInitiate'];
         };
       };
       responses: {
@@ -11309,13 +6397,14 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              message: string;
-              /** @description The carrier's call identifier */
-              call_sid: string;
-              /** @description The call record */
-              call_id: number;
-            };
+            /**
+             * @example {
+             *       "message": "Call initiated",
+             *       "call_sid": "CA0123456789abcdef0123456789abcdef",
+             *       "call_id": 17
+             *     }
+             */
+            'application/json': components['schemas']['CallInitiated'];
           };
         };
         /** @description Validation failed */
@@ -11324,15 +6413,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -11341,15 +6422,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11358,15 +6431,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -11375,15 +6440,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11392,15 +6449,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11454,40 +6503,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              assistant_id: number | null;
-              call_sid: string | null;
-              direction: 'inbound' | 'outbound';
-              /** @description Our number on outbound calls, the caller on inbound ones */
-              from_phone_number: string;
-              to_phone_number: string;
-              /** @description The other party */
-              customer_phone_number: string;
-              /** @enum {string} */
-              status:
-                | 'queued'
-                | 'ringing'
-                | 'in-progress'
-                | 'completed'
-                | 'busy'
-                | 'no-answer'
-                | 'failed'
-                | 'canceled';
-              call_meta: {
-                [key: string]: unknown;
-              };
-              duration: number | null;
-              cost: number | null;
-              started_at: string | null;
-              ended_at: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              graph_session_id: number | null;
-              campaign_id: number | null;
-            }[];
+            'application/json': components['schemas']['Call'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -11496,15 +6512,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11513,15 +6521,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -11530,15 +6530,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11547,15 +6539,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11599,40 +6583,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              assistant_id: number | null;
-              call_sid: string | null;
-              direction: 'inbound' | 'outbound';
-              /** @description Our number on outbound calls, the caller on inbound ones */
-              from_phone_number: string;
-              to_phone_number: string;
-              /** @description The other party */
-              customer_phone_number: string;
-              /** @enum {string} */
-              status:
-                | 'queued'
-                | 'ringing'
-                | 'in-progress'
-                | 'completed'
-                | 'busy'
-                | 'no-answer'
-                | 'failed'
-                | 'canceled';
-              call_meta: {
-                [key: string]: unknown;
-              };
-              duration: number | null;
-              cost: number | null;
-              started_at: string | null;
-              ended_at: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              graph_session_id: number | null;
-              campaign_id: number | null;
-            }[];
+            'application/json': components['schemas']['Call'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -11641,15 +6592,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11658,15 +6601,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -11675,15 +6610,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11692,15 +6619,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11764,15 +6683,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11781,15 +6692,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -11798,15 +6701,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11815,15 +6710,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -11864,40 +6751,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              assistant_id: number | null;
-              call_sid: string | null;
-              direction: 'inbound' | 'outbound';
-              /** @description Our number on outbound calls, the caller on inbound ones */
-              from_phone_number: string;
-              to_phone_number: string;
-              /** @description The other party */
-              customer_phone_number: string;
-              /** @enum {string} */
-              status:
-                | 'queued'
-                | 'ringing'
-                | 'in-progress'
-                | 'completed'
-                | 'busy'
-                | 'no-answer'
-                | 'failed'
-                | 'canceled';
-              call_meta: {
-                [key: string]: unknown;
-              };
-              duration: number | null;
-              cost: number | null;
-              started_at: string | null;
-              ended_at: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-              graph_session_id: number | null;
-              campaign_id: number | null;
-            };
+            'application/json': components['schemas']['Call'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -11906,15 +6760,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -11923,15 +6769,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -11940,15 +6778,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -11957,15 +6787,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12006,14 +6828,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              speaker: 'user' | 'assistant';
-              text: string;
-              /** Format: date-time */
-              started_at: string;
-              /** Format: date-time */
-              ended_at: string;
-            }[];
+            'application/json': components['schemas']['TranscriptSegment'][];
           };
         };
         /** @description Missing or invalid credentials */
@@ -12022,15 +6837,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12039,15 +6846,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -12056,15 +6855,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -12073,15 +6864,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12128,41 +6911,7 @@ export interface paths {
           content: {
             'application/json': {
               message: string;
-              /** Call */
-              call: {
-                id: number;
-                assistant_id: number | null;
-                call_sid: string | null;
-                direction: 'inbound' | 'outbound';
-                /** @description Our number on outbound calls, the caller on inbound ones */
-                from_phone_number: string;
-                to_phone_number: string;
-                /** @description The other party */
-                customer_phone_number: string;
-                /** @enum {string} */
-                status:
-                  | 'queued'
-                  | 'ringing'
-                  | 'in-progress'
-                  | 'completed'
-                  | 'busy'
-                  | 'no-answer'
-                  | 'failed'
-                  | 'canceled';
-                call_meta: {
-                  [key: string]: unknown;
-                };
-                duration: number | null;
-                cost: number | null;
-                started_at: string | null;
-                ended_at: string | null;
-                /** Format: date-time */
-                created_at: string;
-                /** Format: date-time */
-                updated_at: string;
-                graph_session_id: number | null;
-                campaign_id: number | null;
-              };
+              call: components['schemas']['Call'];
             };
           };
         };
@@ -12172,15 +6921,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12189,15 +6930,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -12206,15 +6939,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -12223,15 +6948,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12268,21 +6985,17 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** @description E.164; routed to an assistant */
-            from_phone_number: string;
-            /** @description E.164 */
-            to_phone_number: string;
-            message: string;
-            /** @description MMS media */
-            media_urls?: string[];
-            /**
-             * @description true: queued under the number’s rate; false: sent now
-             * @default true
-             */
-            queue?: boolean;
-            idempotency_key?: string;
-          };
+          /**
+           * @example {
+           *       "from_phone_number": "+14155550100",
+           *       "to_phone_number": "+14155550123",
+           *       "message": "Your order 1234 has shipped.",
+           *       "media_urls": [
+           *         "https://cdn.example.com/label.png"
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['SmsSend'];
         };
       };
       responses: {
@@ -12292,14 +7005,16 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              success: boolean;
-              message_id: string;
-              message: string;
-              provider: string;
-              /** @description queued, sent or failed */
-              status: string;
-            };
+            /**
+             * @example {
+             *       "success": true,
+             *       "message_id": "6f1c2a4e-0b7d-4a51-9c3e-2d8f5b6a7c10",
+             *       "message": "Message queued for sending",
+             *       "provider": "carrier_a",
+             *       "status": "queued"
+             *     }
+             */
+            'application/json': components['schemas']['SmsSendResult'];
           };
         };
         /** @description Validation failed */
@@ -12308,15 +7023,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -12325,15 +7032,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12342,15 +7041,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -12359,15 +7050,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -12376,15 +7059,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12442,15 +7117,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12459,15 +7126,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -12476,15 +7135,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12525,28 +7176,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              message_id: string;
-              direction: string;
-              status: string;
-              provider: string;
-              from_phone_number: string;
-              to_phone_number: string;
-              message: string;
-              media_urls: string[];
-              segments: number;
-              cost: number | null;
-              error: string | null;
-              attempts: number;
-              assistant_id: number | null;
-              phone_number_id: number | null;
-              sent_at: string | null;
-              delivered_at: string | null;
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['SmsMessage'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -12555,15 +7185,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12572,15 +7194,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -12589,15 +7203,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -12606,15 +7212,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12649,15 +7247,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12666,15 +7256,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -12683,15 +7265,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -12700,15 +7274,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12749,15 +7315,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12796,20 +7354,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description False when the number was never submitted */
-              found: boolean;
-              phone_number: string;
-              phone_number_id: number;
-              /** @description The record status; not_submitted for a number never submitted */
-              status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
-              use_case: string | null;
-              submitted_at: string | null;
-              approved_at: string | null;
-              rejection_reason: string | null;
-              can_send_outbound: boolean;
-              is_toll_free: boolean;
-            };
+            'application/json': components['schemas']['SmsComplianceStatus'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -12818,15 +7363,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12835,15 +7372,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -12852,15 +7381,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -12897,6 +7418,7 @@ export interface paths {
         content: {
           'application/json': {
             phone_number_id: number;
+            /** @enum {string} */
             use_case:
               | 'customer_support'
               | 'appointment_reminders'
@@ -12920,20 +7442,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description False when the number was never submitted */
-              found: boolean;
-              phone_number: string;
-              phone_number_id: number;
-              /** @description The record status; not_submitted for a number never submitted */
-              status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
-              use_case: string | null;
-              submitted_at: string | null;
-              approved_at: string | null;
-              rejection_reason: string | null;
-              can_send_outbound: boolean;
-              is_toll_free: boolean;
-            };
+            'application/json': components['schemas']['SmsComplianceStatus'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -12942,15 +7451,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -12959,15 +7460,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -12976,15 +7469,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -12993,15 +7478,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13040,12 +7517,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              can_send: boolean;
-              reason: string;
-              /** @description The record status; not_submitted for a number never submitted */
-              status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
-            };
+            'application/json': components['schemas']['SmsComplianceCanSend'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13054,15 +7526,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13071,15 +7535,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -13088,15 +7544,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13135,20 +7583,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              total_numbers: number;
-              approved: number;
-              pending: number;
-              rejected: number;
-              not_submitted: number;
-              numbers: {
-                phone_number_id: number;
-                phone_number: string;
-                /** @description The record status; not_submitted for a number never submitted */
-                status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
-                use_case: string | null;
-              }[];
-            };
+            'application/json': components['schemas']['SmsComplianceSummary'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13157,15 +7592,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13174,15 +7601,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13228,20 +7647,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description False when the number was never submitted */
-              found: boolean;
-              phone_number: string;
-              phone_number_id: number;
-              /** @description The record status; not_submitted for a number never submitted */
-              status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
-              use_case: string | null;
-              submitted_at: string | null;
-              approved_at: string | null;
-              rejection_reason: string | null;
-              can_send_outbound: boolean;
-              is_toll_free: boolean;
-            };
+            'application/json': components['schemas']['SmsComplianceStatus'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13250,15 +7656,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13267,15 +7665,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -13284,15 +7674,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13330,10 +7712,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description `whsec_…`: the HMAC-SHA256 key of X-Switchboard-Signature (docs/webhooks.md) */
-              webhook_secret: string;
-            };
+            'application/json': components['schemas']['WebhookSecret'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13342,15 +7721,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13359,15 +7730,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13408,10 +7771,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @description `whsec_…`: the HMAC-SHA256 key of X-Switchboard-Signature (docs/webhooks.md) */
-              webhook_secret: string;
-            };
+            'application/json': components['schemas']['WebhookSecret'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13420,15 +7780,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13437,15 +7789,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13488,47 +7832,8 @@ export interface paths {
           };
           content: {
             'application/json': {
-              items: {
-                id: number;
-                /**
-                 * Format: uuid
-                 * @description X-Switchboard-Event-Id; the same on every attempt
-                 */
-                event_id: string;
-                event_type: string;
-                url: string;
-                status: 'pending' | 'delivered' | 'failed';
-                /** @description Requests made so far (every round of delivery counts) */
-                attempts: number;
-                last_status_code: number | null;
-                last_error: string | null;
-                /** @description The JSON body posted to the receiver */
-                payload: {
-                  id: string;
-                  type: string;
-                  created_at: string;
-                  organization_id: number;
-                  data: {
-                    [key: string]: unknown;
-                  };
-                } & {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                created_at: string;
-                delivered_at: string | null;
-                /** Format: date-time */
-                updated_at: string;
-              }[];
-              /** Pagination */
-              pagination: {
-                page: number;
-                per_page: number;
-                total_items: number;
-                total_pages: number;
-                has_next: boolean;
-                has_prev: boolean;
-              };
+              items: components['schemas']['WebhookDelivery'][];
+              pagination: components['schemas']['Pagination'];
             };
           };
         };
@@ -13538,15 +7843,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13555,15 +7852,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -13572,15 +7861,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -13589,15 +7870,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13632,10 +7905,12 @@ export interface paths {
       };
       requestBody: {
         content: {
-          'application/json': {
-            /** Format: uri */
-            url: string;
-          };
+          /**
+           * @example {
+           *       "url": "https://example.com/hooks/calls"
+           *     }
+           */
+          'application/json': components['schemas']['WebhookTest'];
         };
       };
       responses: {
@@ -13645,38 +7920,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              /**
-               * Format: uuid
-               * @description X-Switchboard-Event-Id; the same on every attempt
-               */
-              event_id: string;
-              event_type: string;
-              url: string;
-              status: 'pending' | 'delivered' | 'failed';
-              /** @description Requests made so far (every round of delivery counts) */
-              attempts: number;
-              last_status_code: number | null;
-              last_error: string | null;
-              /** @description The JSON body posted to the receiver */
-              payload: {
-                id: string;
-                type: string;
-                created_at: string;
-                organization_id: number;
-                data: {
-                  [key: string]: unknown;
-                };
-              } & {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              delivered_at: string | null;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['WebhookDelivery'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13685,15 +7929,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13702,15 +7938,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -13719,15 +7947,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -13736,15 +7956,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -13753,15 +7965,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13802,38 +8006,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              id: number;
-              /**
-               * Format: uuid
-               * @description X-Switchboard-Event-Id; the same on every attempt
-               */
-              event_id: string;
-              event_type: string;
-              url: string;
-              status: 'pending' | 'delivered' | 'failed';
-              /** @description Requests made so far (every round of delivery counts) */
-              attempts: number;
-              last_status_code: number | null;
-              last_error: string | null;
-              /** @description The JSON body posted to the receiver */
-              payload: {
-                id: string;
-                type: string;
-                created_at: string;
-                organization_id: number;
-                data: {
-                  [key: string]: unknown;
-                };
-              } & {
-                [key: string]: unknown;
-              };
-              /** Format: date-time */
-              created_at: string;
-              delivered_at: string | null;
-              /** Format: date-time */
-              updated_at: string;
-            };
+            'application/json': components['schemas']['WebhookDelivery'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -13842,15 +8015,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -13859,15 +8024,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Validation failed */
@@ -13876,15 +8033,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description API key rate limit exceeded */
@@ -13893,15 +8042,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
       };
@@ -13972,31 +8113,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @enum {boolean} */
-              success: true;
-              message: string;
-              functions: {
-                /** @description The name used for invocation. */
-                function_name: string;
-                /** @description May be empty. */
-                description: string;
-                /** @description Empty for container-image functions. */
-                runtime: string;
-                /** @description Seconds. */
-                timeout: number;
-                /** @description MB. */
-                memory_size: number;
-                /** @description Bytes. */
-                code_size: number;
-                /** @description Empty for container-image functions. */
-                handler: string;
-                /** @description Usually `$LATEST`. */
-                version: string;
-                /** @description ISO 8601 timestamp. */
-                last_modified: string;
-              }[];
-            };
+            'application/json': components['schemas']['ServerlessFunctionList'];
           };
         };
         /** @description Missing or invalid parameters; credentials refused or denied by the cloud */
@@ -14005,19 +8122,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @enum {boolean} */
-              success: false;
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-              /** @description The detail as one line of text. */
-              message: string;
-            };
+            'application/json': components['schemas']['SuccessFlagErrorBody'];
           };
         };
         /** @description Missing or invalid credentials */
@@ -14026,15 +8131,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Authenticated but not allowed */
@@ -14043,15 +8140,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-            };
+            'application/json': components['schemas']['ErrorBody'];
           };
         };
         /** @description Body too large */
@@ -14060,19 +8149,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @enum {boolean} */
-              success: false;
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-              /** @description The detail as one line of text. */
-              message: string;
-            };
+            'application/json': components['schemas']['SuccessFlagErrorBody'];
           };
         };
         /** @description Too many listings for the organization, or API key rate limit */
@@ -14081,19 +8158,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @enum {boolean} */
-              success: false;
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-              /** @description The detail as one line of text. */
-              message: string;
-            };
+            'application/json': components['schemas']['SuccessFlagErrorBody'];
           };
         };
         /** @description The listing failed or took too long */
@@ -14102,19 +8167,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': {
-              /** @enum {boolean} */
-              success: false;
-              detail:
-                | string
-                | {
-                    loc: (string | number)[];
-                    msg: string;
-                    type: string;
-                  }[];
-              /** @description The detail as one line of text. */
-              message: string;
-            };
+            'application/json': components['schemas']['SuccessFlagErrorBody'];
           };
         };
       };
@@ -14126,14 +8179,3380 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'call.ringing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now ringing */
+    post: operations['onCallRinging'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'call.in_progress': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now in_progress */
+    post: operations['onCallInProgress'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'call.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now completed */
+    post: operations['onCallCompleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'call.busy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now busy */
+    post: operations['onCallBusy'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'call.no_answer': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now no_answer */
+    post: operations['onCallNoAnswer'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'call.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now failed */
+    post: operations['onCallFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'call.canceled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call is now canceled */
+    post: operations['onCallCanceled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sms.received': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A message arrived */
+    post: operations['onSmsReceived'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sms.sending': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** An outbound message is now sending */
+    post: operations['onSmsSending'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sms.sent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** An outbound message is now sent */
+    post: operations['onSmsSent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sms.delivered': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** An outbound message is now delivered */
+    post: operations['onSmsDelivered'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sms.undelivered': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** An outbound message is now undelivered */
+    post: operations['onSmsUndelivered'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sms.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** An outbound message is now failed */
+    post: operations['onSmsFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A test event */
+    post: operations['onWebhookTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
-  schemas: never;
+  schemas: {
+    /** ApiKey */
+    ApiKey: {
+      id: number;
+      user_id: number;
+      organization_id: number;
+      name: string;
+      key_prefix: string;
+      last_used_at: string | null;
+      usage_count: number;
+      is_active: boolean;
+      permissions: {
+        [key: string]: 'read' | 'read_write';
+      };
+      rate_limit: number | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** Assistant */
+    Assistant: {
+      id: number;
+      organization_id: number;
+      user_id: number | null;
+      name: string;
+      description: string | null;
+      is_active: boolean;
+      /** @enum {string} */
+      llm_provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
+      llm_provider_config:
+        | ({
+            api_key?: string;
+            model?: string;
+            /** Format: uri */
+            base_url?: string;
+            custom_config?: {
+              [key: string]: unknown;
+            };
+          } | null)
+        | null;
+      carrier_a_config:
+        | ({
+            account_sid: string;
+            auth_token: string;
+          } | null)
+        | null;
+      carrier_b_config:
+        | ({
+            api_key: string;
+            connection_id: string;
+            public_key?: string;
+          } | null)
+        | null;
+      llm_settings: {
+        /** @default 0.7 */
+        temperature: number;
+        /** @default 1000 */
+        max_tokens: number;
+        /** @default You are a helpful voice assistant. Keep answers short and conversational. */
+        system_prompt: string;
+        /** @default Hello! How can I help you today? */
+        welcome_message: string;
+        /** @default 1 */
+        top_p: number;
+        /** @default 0 */
+        frequency_penalty: number;
+        /** @default 0 */
+        presence_penalty: number;
+        /** @default [] */
+        stop_sequences: string[];
+      } | null;
+      webhook_url: (string | null) | null;
+      sms_webhook_url: (string | null) | null;
+      messaging_service_sid: (string | null) | null;
+      interruption_settings: {
+        /**
+         * @description Words the caller must say to interrupt
+         * @default 3
+         */
+        interruption_threshold: number;
+        /**
+         * @description Seconds the assistant speaks before it can be interrupted
+         * @default 0.5
+         */
+        min_speaking_time: number;
+        /**
+         * @description Seconds between interruptions
+         * @default 2
+         */
+        interruption_cooldown: number;
+      } | null;
+      tts_settings: {
+        /**
+         * @default tts_a
+         * @enum {string}
+         */
+        provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
+        /** @default default */
+        voice_id: string;
+        model_id?: string;
+        /** @default 1 */
+        latency: number;
+        /** @default {} */
+        provider_config: {
+          [key: string]: unknown;
+        };
+        api_key?: string;
+        /** @description tts_a; default 0.5 */
+        stability?: number;
+        /** @description tts_a; default 0.75 */
+        similarity_boost?: number;
+        /** @description tts_a; default 0 */
+        style?: number;
+        /** @description tts_a; default true */
+        use_speaker_boost?: boolean;
+      } | null;
+      stt_settings: {
+        /** @default nova-3 */
+        model: string;
+        /** @default en-US */
+        language: string;
+        /** @default true */
+        punctuate: boolean;
+        /** @default true */
+        interim_results: boolean;
+        /**
+         * @default {
+         *       "silence_threshold": 500,
+         *       "min_silence_duration": 500
+         *     }
+         */
+        endpointing: {
+          /** @default 500 */
+          silence_threshold: number;
+          /** @default 500 */
+          min_silence_duration: number;
+        };
+        /** @default 1000 */
+        utterance_end_ms: number;
+        /** @default 500 */
+        vad_turnoff: number;
+        /** @default true */
+        smart_format: boolean;
+        /**
+         * @description Older models only (nova-2, nova, enhanced, base)
+         * @default []
+         */
+        keywords: {
+          keyword: string;
+          intensifier?: number;
+        }[];
+        /**
+         * @description Newest model only (nova-3)
+         * @default []
+         */
+        keyterms: string[];
+        /** @default false */
+        audio_denoising: boolean;
+        api_key?: string;
+      } | null;
+      end_call_message: (string | null) | null;
+      transfer_call_message: (string | null) | null;
+      idle_message: (string | null) | null;
+      max_idle_messages: (number | null) | null;
+      idle_timeout: (number | null) | null;
+      tools_settings: {
+        /** @default [] */
+        enabled_tools: string[];
+        /**
+         * @default {
+         *       "enabled": false,
+         *       "scenarios": []
+         *     }
+         */
+        end_call: {
+          /** @default false */
+          enabled: boolean;
+          /** @default [] */
+          scenarios: string[];
+          custom_message?: string | null;
+        };
+        /**
+         * @default {
+         *       "enabled": false,
+         *       "scenarios": [],
+         *       "transfer_numbers": []
+         *     }
+         */
+        transfer_call: {
+          /** @default false */
+          enabled: boolean;
+          /** @default [] */
+          scenarios: string[];
+          custom_message?: string | null;
+          /**
+           * @description E.164
+           * @default []
+           */
+          transfer_numbers: string[];
+        };
+        /** @default [] */
+        custom_tools: ({
+          name: string;
+        } & {
+          [key: string]: unknown;
+        })[];
+      } | null;
+      rag_settings: {
+        /** @default false */
+        enabled: boolean;
+        /** @default 3 */
+        search_limit: number;
+        /** @default 0.7 */
+        similarity_threshold: number;
+        /** @default text-embedding-3-small */
+        embedding_model: string;
+        /**
+         * @default recursive
+         * @enum {string}
+         */
+        chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
+        /** @default 1000 */
+        chunk_size: number;
+        /** @default 200 */
+        chunk_overlap: number;
+        /** @default true */
+        auto_process: boolean;
+        /** @default true */
+        include_metadata: boolean;
+        /** @default 4000 */
+        context_window_tokens: number;
+      } | null;
+      llm_fallback_providers: {
+        /** @default false */
+        enabled: boolean;
+        /** @default [] */
+        fallbacks: {
+          /** @enum {string} */
+          provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
+          api_key: string;
+          /** Format: uri */
+          base_url?: string;
+          model?: string;
+        }[];
+      } | null;
+      custom_settings:
+        | ({
+            structured_data_prompt?: string;
+            /** @description A JSON Schema */
+            structured_data_schema?: {
+              [key: string]: unknown;
+            };
+          } & {
+            [key: string]: unknown;
+          })
+        | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * AssistantCreate
+     * @example {
+     *       "name": "Front desk",
+     *       "description": "Answers the main line",
+     *       "is_active": true,
+     *       "llm_provider": "llm_a",
+     *       "llm_provider_config": {
+     *         "api_key": "sk-…",
+     *         "model": "gpt-4o-mini"
+     *       },
+     *       "llm_settings": {
+     *         "temperature": 0.7,
+     *         "max_tokens": 1000,
+     *         "system_prompt": "You are the front desk of Example Dental. Be brief and kind.",
+     *         "welcome_message": "Hello, Example Dental, how can I help?",
+     *         "top_p": 1,
+     *         "frequency_penalty": 0,
+     *         "presence_penalty": 0,
+     *         "stop_sequences": []
+     *       },
+     *       "interruption_settings": {
+     *         "interruption_threshold": 3,
+     *         "min_speaking_time": 0.5,
+     *         "interruption_cooldown": 2
+     *       },
+     *       "tts_settings": {
+     *         "provider": "tts_a",
+     *         "voice_id": "rachel",
+     *         "model_id": "eleven_turbo_v2",
+     *         "latency": 1,
+     *         "stability": 0.5,
+     *         "similarity_boost": 0.75,
+     *         "style": 0,
+     *         "use_speaker_boost": true,
+     *         "provider_config": {}
+     *       },
+     *       "stt_settings": {
+     *         "model": "nova-3",
+     *         "language": "en-US",
+     *         "punctuate": true,
+     *         "interim_results": true,
+     *         "endpointing": {
+     *           "silence_threshold": 500,
+     *           "min_silence_duration": 500
+     *         },
+     *         "utterance_end_ms": 1000,
+     *         "vad_turnoff": 500,
+     *         "smart_format": true,
+     *         "keywords": [],
+     *         "keyterms": [
+     *           "Example Dental",
+     *           "hygienist"
+     *         ],
+     *         "audio_denoising": false
+     *       },
+     *       "tools_settings": {
+     *         "enabled_tools": [
+     *           "end_call",
+     *           "transfer_call"
+     *         ],
+     *         "end_call": {
+     *           "enabled": true,
+     *           "scenarios": [
+     *             "the caller says goodbye"
+     *           ],
+     *           "custom_message": "Goodbye!"
+     *         },
+     *         "transfer_call": {
+     *           "enabled": true,
+     *           "scenarios": [
+     *             "the caller asks for a person"
+     *           ],
+     *           "custom_message": "Connecting you now.",
+     *           "transfer_numbers": [
+     *             "+14155552671"
+     *           ]
+     *         },
+     *         "custom_tools": []
+     *       },
+     *       "rag_settings": {
+     *         "enabled": false,
+     *         "search_limit": 3,
+     *         "similarity_threshold": 0.7,
+     *         "embedding_model": "text-embedding-3-small",
+     *         "chunking_strategy": "recursive",
+     *         "chunk_size": 1000,
+     *         "chunk_overlap": 200,
+     *         "auto_process": true,
+     *         "include_metadata": true,
+     *         "context_window_tokens": 4000
+     *       },
+     *       "llm_fallback_providers": {
+     *         "enabled": true,
+     *         "fallbacks": [
+     *           {
+     *             "provider": "llm_b",
+     *             "api_key": "…",
+     *             "model": "claude-3-5-haiku"
+     *           }
+     *         ]
+     *       },
+     *       "custom_settings": {
+     *         "structured_data_prompt": "Extract the caller's name and reason for calling.",
+     *         "structured_data_schema": {
+     *           "type": "object",
+     *           "properties": {
+     *             "name": {
+     *               "type": "string"
+     *             },
+     *             "reason": {
+     *               "type": "string"
+     *             }
+     *           }
+     *         }
+     *       },
+     *       "webhook_url": "https://example.com/hooks/calls",
+     *       "sms_webhook_url": "https://example.com/hooks/sms",
+     *       "messaging_service_sid": "MG…",
+     *       "end_call_message": "Thanks for calling!",
+     *       "transfer_call_message": "Please hold while I transfer you.",
+     *       "idle_message": "Are you still there?",
+     *       "max_idle_messages": 2,
+     *       "idle_timeout": 10
+     *     }
+     */
+    AssistantCreate: {
+      /** @description Unique in the organization */
+      name: string;
+      description?: string | null;
+      /** @default true */
+      is_active?: boolean | null;
+      /** @default llm_a */
+      llm_provider?: ('llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom') | null;
+      llm_provider_config?: {
+        api_key?: string;
+        model?: string;
+        /** Format: uri */
+        base_url?: string;
+        custom_config?: {
+          [key: string]: unknown;
+        };
+      } | null;
+      carrier_a_config?: {
+        account_sid: string;
+        auth_token: string;
+      } | null;
+      carrier_b_config?: {
+        api_key: string;
+        connection_id: string;
+        public_key?: string;
+      } | null;
+      /**
+       * @default {
+       *       "temperature": 0.7,
+       *       "max_tokens": 1000,
+       *       "system_prompt": "You are a helpful voice assistant. Keep answers short and conversational.",
+       *       "welcome_message": "Hello! How can I help you today?",
+       *       "top_p": 1,
+       *       "frequency_penalty": 0,
+       *       "presence_penalty": 0,
+       *       "stop_sequences": []
+       *     }
+       */
+      llm_settings?: {
+        /** @default 0.7 */
+        temperature: number;
+        /** @default 1000 */
+        max_tokens: number;
+        /** @default You are a helpful voice assistant. Keep answers short and conversational. */
+        system_prompt: string;
+        /** @default Hello! How can I help you today? */
+        welcome_message: string;
+        /** @default 1 */
+        top_p: number;
+        /** @default 0 */
+        frequency_penalty: number;
+        /** @default 0 */
+        presence_penalty: number;
+        /** @default [] */
+        stop_sequences: string[];
+      };
+      webhook_url?: string | null;
+      sms_webhook_url?: string | null;
+      messaging_service_sid?: string | null;
+      /**
+       * @default {
+       *       "interruption_threshold": 3,
+       *       "min_speaking_time": 0.5,
+       *       "interruption_cooldown": 2
+       *     }
+       */
+      interruption_settings?: {
+        /**
+         * @description Words the caller must say to interrupt
+         * @default 3
+         */
+        interruption_threshold: number;
+        /**
+         * @description Seconds the assistant speaks before it can be interrupted
+         * @default 0.5
+         */
+        min_speaking_time: number;
+        /**
+         * @description Seconds between interruptions
+         * @default 2
+         */
+        interruption_cooldown: number;
+      };
+      /**
+       * @default {
+       *       "provider": "tts_a",
+       *       "voice_id": "default",
+       *       "latency": 1,
+       *       "provider_config": {}
+       *     }
+       */
+      tts_settings?: {
+        /**
+         * @default tts_a
+         * @enum {string}
+         */
+        provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
+        /** @default default */
+        voice_id: string;
+        model_id?: string;
+        /** @default 1 */
+        latency: number;
+        /** @default {} */
+        provider_config: {
+          [key: string]: unknown;
+        };
+        api_key?: string;
+        /** @description tts_a; default 0.5 */
+        stability?: number;
+        /** @description tts_a; default 0.75 */
+        similarity_boost?: number;
+        /** @description tts_a; default 0 */
+        style?: number;
+        /** @description tts_a; default true */
+        use_speaker_boost?: boolean;
+      };
+      /**
+       * @default {
+       *       "model": "nova-3",
+       *       "language": "en-US",
+       *       "punctuate": true,
+       *       "interim_results": true,
+       *       "endpointing": {
+       *         "silence_threshold": 500,
+       *         "min_silence_duration": 500
+       *       },
+       *       "utterance_end_ms": 1000,
+       *       "vad_turnoff": 500,
+       *       "smart_format": true,
+       *       "keywords": [],
+       *       "keyterms": [],
+       *       "audio_denoising": false
+       *     }
+       */
+      stt_settings?: {
+        /** @default nova-3 */
+        model: string;
+        /** @default en-US */
+        language: string;
+        /** @default true */
+        punctuate: boolean;
+        /** @default true */
+        interim_results: boolean;
+        /**
+         * @default {
+         *       "silence_threshold": 500,
+         *       "min_silence_duration": 500
+         *     }
+         */
+        endpointing: {
+          /** @default 500 */
+          silence_threshold: number;
+          /** @default 500 */
+          min_silence_duration: number;
+        };
+        /** @default 1000 */
+        utterance_end_ms: number;
+        /** @default 500 */
+        vad_turnoff: number;
+        /** @default true */
+        smart_format: boolean;
+        /**
+         * @description Older models only (nova-2, nova, enhanced, base)
+         * @default []
+         */
+        keywords: {
+          keyword: string;
+          intensifier?: number;
+        }[];
+        /**
+         * @description Newest model only (nova-3)
+         * @default []
+         */
+        keyterms: string[];
+        /** @default false */
+        audio_denoising: boolean;
+        api_key?: string;
+      };
+      end_call_message?: string | null;
+      transfer_call_message?: string | null;
+      /** @default Are you still there? */
+      idle_message?: string | null;
+      /** @default 2 */
+      max_idle_messages?: number | null;
+      /** @default 10 */
+      idle_timeout?: number | null;
+      /**
+       * @default {
+       *       "enabled_tools": [],
+       *       "end_call": {
+       *         "enabled": false,
+       *         "scenarios": []
+       *       },
+       *       "transfer_call": {
+       *         "enabled": false,
+       *         "scenarios": [],
+       *         "transfer_numbers": []
+       *       },
+       *       "custom_tools": []
+       *     }
+       */
+      tools_settings?: {
+        /** @default [] */
+        enabled_tools: string[];
+        /**
+         * @default {
+         *       "enabled": false,
+         *       "scenarios": []
+         *     }
+         */
+        end_call: {
+          /** @default false */
+          enabled: boolean;
+          /** @default [] */
+          scenarios: string[];
+          custom_message?: string | null;
+        };
+        /**
+         * @default {
+         *       "enabled": false,
+         *       "scenarios": [],
+         *       "transfer_numbers": []
+         *     }
+         */
+        transfer_call: {
+          /** @default false */
+          enabled: boolean;
+          /** @default [] */
+          scenarios: string[];
+          custom_message?: string | null;
+          /**
+           * @description E.164
+           * @default []
+           */
+          transfer_numbers: string[];
+        };
+        /** @default [] */
+        custom_tools: ({
+          name: string;
+        } & {
+          [key: string]: unknown;
+        })[];
+      };
+      /**
+       * @default {
+       *       "enabled": false,
+       *       "search_limit": 3,
+       *       "similarity_threshold": 0.7,
+       *       "embedding_model": "text-embedding-3-small",
+       *       "chunking_strategy": "recursive",
+       *       "chunk_size": 1000,
+       *       "chunk_overlap": 200,
+       *       "auto_process": true,
+       *       "include_metadata": true,
+       *       "context_window_tokens": 4000
+       *     }
+       */
+      rag_settings?: {
+        /** @default false */
+        enabled: boolean;
+        /** @default 3 */
+        search_limit: number;
+        /** @default 0.7 */
+        similarity_threshold: number;
+        /** @default text-embedding-3-small */
+        embedding_model: string;
+        /**
+         * @default recursive
+         * @enum {string}
+         */
+        chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
+        /** @default 1000 */
+        chunk_size: number;
+        /** @default 200 */
+        chunk_overlap: number;
+        /** @default true */
+        auto_process: boolean;
+        /** @default true */
+        include_metadata: boolean;
+        /** @default 4000 */
+        context_window_tokens: number;
+      };
+      /**
+       * @default {
+       *       "enabled": false,
+       *       "fallbacks": []
+       *     }
+       */
+      llm_fallback_providers?: {
+        /** @default false */
+        enabled: boolean;
+        /** @default [] */
+        fallbacks: {
+          /** @enum {string} */
+          provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
+          api_key: string;
+          /** Format: uri */
+          base_url?: string;
+          model?: string;
+        }[];
+      };
+      /** @default {} */
+      custom_settings?: {
+        structured_data_prompt?: string;
+        /** @description A JSON Schema */
+        structured_data_schema?: {
+          [key: string]: unknown;
+        };
+      } & {
+        [key: string]: unknown;
+      };
+      llm_a_api_key?: string | null;
+      custom_llm_url?: string | null;
+      stt_api_key?: string | null;
+      tts_a_api_key?: string | null;
+      carrier_a_account_sid?: string | null;
+      carrier_a_auth_token?: string | null;
+    };
+    /**
+     * AssistantUpdate
+     * @example {
+     *       "description": "Answers the main line after hours",
+     *       "idle_timeout": 15
+     *     }
+     */
+    AssistantUpdate: {
+      /** @description Unique in the organization */
+      name?: string;
+      description?: string | null;
+      is_active?: boolean | null;
+      llm_provider?: ('llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom') | null;
+      llm_provider_config?: {
+        api_key?: string;
+        model?: string;
+        /** Format: uri */
+        base_url?: string;
+        custom_config?: {
+          [key: string]: unknown;
+        };
+      } | null;
+      carrier_a_config?: {
+        account_sid: string;
+        auth_token: string;
+      } | null;
+      carrier_b_config?: {
+        api_key: string;
+        connection_id: string;
+        public_key?: string;
+      } | null;
+      llm_settings?: {
+        /** @default 0.7 */
+        temperature: number;
+        /** @default 1000 */
+        max_tokens: number;
+        /** @default You are a helpful voice assistant. Keep answers short and conversational. */
+        system_prompt: string;
+        /** @default Hello! How can I help you today? */
+        welcome_message: string;
+        /** @default 1 */
+        top_p: number;
+        /** @default 0 */
+        frequency_penalty: number;
+        /** @default 0 */
+        presence_penalty: number;
+        /** @default [] */
+        stop_sequences: string[];
+      };
+      webhook_url?: string | null;
+      sms_webhook_url?: string | null;
+      messaging_service_sid?: string | null;
+      interruption_settings?: {
+        /**
+         * @description Words the caller must say to interrupt
+         * @default 3
+         */
+        interruption_threshold: number;
+        /**
+         * @description Seconds the assistant speaks before it can be interrupted
+         * @default 0.5
+         */
+        min_speaking_time: number;
+        /**
+         * @description Seconds between interruptions
+         * @default 2
+         */
+        interruption_cooldown: number;
+      };
+      tts_settings?: {
+        /**
+         * @default tts_a
+         * @enum {string}
+         */
+        provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
+        /** @default default */
+        voice_id: string;
+        model_id?: string;
+        /** @default 1 */
+        latency: number;
+        /** @default {} */
+        provider_config: {
+          [key: string]: unknown;
+        };
+        api_key?: string;
+        /** @description tts_a; default 0.5 */
+        stability?: number;
+        /** @description tts_a; default 0.75 */
+        similarity_boost?: number;
+        /** @description tts_a; default 0 */
+        style?: number;
+        /** @description tts_a; default true */
+        use_speaker_boost?: boolean;
+      };
+      stt_settings?: {
+        /** @default nova-3 */
+        model: string;
+        /** @default en-US */
+        language: string;
+        /** @default true */
+        punctuate: boolean;
+        /** @default true */
+        interim_results: boolean;
+        /**
+         * @default {
+         *       "silence_threshold": 500,
+         *       "min_silence_duration": 500
+         *     }
+         */
+        endpointing: {
+          /** @default 500 */
+          silence_threshold: number;
+          /** @default 500 */
+          min_silence_duration: number;
+        };
+        /** @default 1000 */
+        utterance_end_ms: number;
+        /** @default 500 */
+        vad_turnoff: number;
+        /** @default true */
+        smart_format: boolean;
+        /**
+         * @description Older models only (nova-2, nova, enhanced, base)
+         * @default []
+         */
+        keywords: {
+          keyword: string;
+          intensifier?: number;
+        }[];
+        /**
+         * @description Newest model only (nova-3)
+         * @default []
+         */
+        keyterms: string[];
+        /** @default false */
+        audio_denoising: boolean;
+        api_key?: string;
+      };
+      end_call_message?: string | null;
+      transfer_call_message?: string | null;
+      idle_message?: string | null;
+      max_idle_messages?: number | null;
+      idle_timeout?: number | null;
+      tools_settings?: {
+        /** @default [] */
+        enabled_tools: string[];
+        /**
+         * @default {
+         *       "enabled": false,
+         *       "scenarios": []
+         *     }
+         */
+        end_call: {
+          /** @default false */
+          enabled: boolean;
+          /** @default [] */
+          scenarios: string[];
+          custom_message?: string | null;
+        };
+        /**
+         * @default {
+         *       "enabled": false,
+         *       "scenarios": [],
+         *       "transfer_numbers": []
+         *     }
+         */
+        transfer_call: {
+          /** @default false */
+          enabled: boolean;
+          /** @default [] */
+          scenarios: string[];
+          custom_message?: string | null;
+          /**
+           * @description E.164
+           * @default []
+           */
+          transfer_numbers: string[];
+        };
+        /** @default [] */
+        custom_tools: ({
+          name: string;
+        } & {
+          [key: string]: unknown;
+        })[];
+      };
+      rag_settings?: {
+        /** @default false */
+        enabled: boolean;
+        /** @default 3 */
+        search_limit: number;
+        /** @default 0.7 */
+        similarity_threshold: number;
+        /** @default text-embedding-3-small */
+        embedding_model: string;
+        /**
+         * @default recursive
+         * @enum {string}
+         */
+        chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
+        /** @default 1000 */
+        chunk_size: number;
+        /** @default 200 */
+        chunk_overlap: number;
+        /** @default true */
+        auto_process: boolean;
+        /** @default true */
+        include_metadata: boolean;
+        /** @default 4000 */
+        context_window_tokens: number;
+      };
+      llm_fallback_providers?: {
+        /** @default false */
+        enabled: boolean;
+        /** @default [] */
+        fallbacks: {
+          /** @enum {string} */
+          provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
+          api_key: string;
+          /** Format: uri */
+          base_url?: string;
+          model?: string;
+        }[];
+      };
+      custom_settings?: {
+        structured_data_prompt?: string;
+        /** @description A JSON Schema */
+        structured_data_schema?: {
+          [key: string]: unknown;
+        };
+      } & {
+        [key: string]: unknown;
+      };
+      llm_a_api_key?: string | null;
+      custom_llm_url?: string | null;
+      stt_api_key?: string | null;
+      tts_a_api_key?: string | null;
+      carrier_a_account_sid?: string | null;
+      carrier_a_auth_token?: string | null;
+    };
+    /** Call */
+    Call: {
+      id: number;
+      assistant_id: number | null;
+      call_sid: string | null;
+      /** @enum {string} */
+      direction: 'inbound' | 'outbound';
+      /** @description Our number on outbound calls, the caller on inbound ones */
+      from_phone_number: string;
+      to_phone_number: string;
+      /** @description The other party */
+      customer_phone_number: string;
+      /** @enum {string} */
+      status:
+        | 'queued'
+        | 'ringing'
+        | 'in-progress'
+        | 'completed'
+        | 'busy'
+        | 'no-answer'
+        | 'failed'
+        | 'canceled';
+      call_meta: {
+        [key: string]: unknown;
+      };
+      duration: number | null;
+      cost: number | null;
+      started_at: string | null;
+      ended_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      graph_session_id: number | null;
+      campaign_id: number | null;
+    };
+    /**
+     * CallEvent
+     * @description A call's status changed; posted to the assistant's `webhook_url`.
+     */
+    CallEvent: {
+      /**
+       * Format: uuid
+       * @description The event id, equal to X-Switchboard-Event-Id; the same on every retry and redelivery
+       */
+      id: string;
+      /** @enum {string} */
+      type:
+        | 'call.ringing'
+        | 'call.in_progress'
+        | 'call.completed'
+        | 'call.busy'
+        | 'call.no_answer'
+        | 'call.failed'
+        | 'call.canceled';
+      /**
+       * Format: date-time
+       * @description When the event happened
+       */
+      created_at: string;
+      organization_id: number;
+      data: components['schemas']['CallEventData'];
+    };
+    /**
+     * CallEventData
+     * @description The call as it is after the change the event reports.
+     */
+    CallEventData: {
+      call_id: number;
+      call_sid: string | null;
+      assistant_id: number | null;
+      /** @enum {string} */
+      direction: 'inbound' | 'outbound';
+      /** @enum {string} */
+      status:
+        | 'queued'
+        | 'ringing'
+        | 'in-progress'
+        | 'completed'
+        | 'busy'
+        | 'no-answer'
+        | 'failed'
+        | 'canceled';
+      from_phone_number: string;
+      to_phone_number: string;
+      /** @description The other party */
+      customer_phone_number: string;
+      duration: number | null;
+      cost: number | null;
+      started_at: string | null;
+      ended_at: string | null;
+    };
+    /**
+     * CallInitiate
+     * @example {
+     *       "from_phone_number": "+14155550100",
+     *       "to_phone_number": "+14155550123",
+     *       "welcome_message": "Hi {{ name | title_case }}, this is {{ company }}.",
+     *       "agenda": "Confirm the appointment on {{ day }}",
+     *       "variables": {
+     *         "name": "ada lovelace",
+     *         "company": "Acme",
+     *         "day": "Monday"
+     *       }
+     *     }
+     */
+    CallInitiate: {
+      /** @description E.164; a number of your organization routed to an assistant (or given assistant_id) */
+      from_phone_number: string;
+      /** @description E.164 */
+      to_phone_number: string;
+      assistant_id?: number;
+      /** @description Supports {{variable}} */
+      welcome_message?: string;
+      /** @description Supports {{variable}} */
+      agenda?: string;
+      variables?: {
+        [key: string]: unknown;
+      };
+    };
+    /**
+     * CallInitiated
+     * @example {
+     *       "message": "Call initiated",
+     *       "call_sid": "CA0123456789abcdef0123456789abcdef",
+     *       "call_id": 17
+     *     }
+     */
+    CallInitiated: {
+      message: string;
+      /** @description The carrier's call identifier */
+      call_sid: string;
+      /** @description The call record */
+      call_id: number;
+    };
+    /** Campaign */
+    Campaign: {
+      id: number;
+      organization_id: number;
+      name: string;
+      description: string | null;
+      /** @enum {string} */
+      campaign_type: 'call' | 'sms' | 'mixed';
+      /** @enum {string} */
+      status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
+      assistant_id: number | null;
+      assistant_name: string | null;
+      welcome_message_template: string | null;
+      agenda_template: string | null;
+      end_call_message_template: string | null;
+      sms_message_template: string | null;
+      fallback_values: {
+        [key: string]: unknown;
+      };
+      variable_mappings: {
+        [key: string]: string;
+      };
+      available_variables: string[];
+      max_attempts: number;
+      retry_delay_minutes: number;
+      concurrency_limit: number;
+      total_contacts: number;
+      completed_contacts: number;
+      failed_contacts: number;
+      failure_reason: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      started_at: string | null;
+      completed_at: string | null;
+      metrics: components['schemas']['CampaignMetrics'];
+    };
+    /** CampaignContact */
+    CampaignContact: {
+      id: number;
+      campaign_id: number;
+      /** @description E.164 */
+      phone_number: string;
+      name: string | null;
+      email: string | null;
+      company: string | null;
+      custom_fields: {
+        [key: string]: unknown;
+      };
+      /** @enum {string} */
+      status: 'pending' | 'in_progress' | 'completed' | 'failed' | 'skipped';
+      attempts: number;
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * CampaignCreate
+     * @example {
+     *       "name": "Spring renewals",
+     *       "campaign_type": "call",
+     *       "assistant_id": 7,
+     *       "welcome_message_template": "Hi {{ name | title_case }}, this is {{assistant_name}} from {{company}}.",
+     *       "agenda_template": "Your {{ plan | default(\"current\") }} plan renews on {{renewal_date}}.",
+     *       "fallback_values": {
+     *         "company": "Acme"
+     *       },
+     *       "variable_mappings": {
+     *         "plan": "custom_fields.plan"
+     *       },
+     *       "max_attempts": 2,
+     *       "retry_delay_minutes": 30
+     *     }
+     */
+    CampaignCreate: {
+      name: string;
+      description?: string | null;
+      /** @enum {string} */
+      campaign_type: 'call' | 'sms' | 'mixed';
+      assistant_id: number;
+      welcome_message_template?: string | null;
+      agenda_template?: string | null;
+      end_call_message_template?: string | null;
+      sms_message_template?: string | null;
+      /** @description Variable name → the value used when a contact has none */
+      fallback_values?: {
+        [key: string]: string | number | boolean | null;
+      };
+      /** @description Template variable → contact field: name, company, email, phone_number or custom_fields.<key> */
+      variable_mappings?: {
+        [key: string]: string;
+      };
+      /** @description Attempts per contact (default 3) */
+      max_attempts?: number;
+      /** @description Minutes between attempts at one contact (default 30) */
+      retry_delay_minutes?: number;
+      /** @description Attempts of the campaign in flight at once (default 5) */
+      concurrency_limit?: number;
+    };
+    /** CampaignExecution */
+    CampaignExecution: {
+      id: number;
+      /** @description The same as id */
+      execution_id: number;
+      contact_id: number;
+      contact_name: string | null;
+      contact_phone: string | null;
+      /** @enum {string} */
+      status:
+        | 'pending'
+        | 'in_progress'
+        | 'completed'
+        | 'failed'
+        | 'no_answer'
+        | 'busy'
+        | 'voicemail'
+        | 'skipped';
+      call_id: string | null;
+      sms_id: string | null;
+      executed_at: string | null;
+      /** @description from_number, to_number, personalized_welcome_message, personalized_agenda (when set), template_variables_used, duration_seconds (the call’s own when it has one), error_details (when failed), retry_reason, voice_analytics, call_sid, personalized_sms */
+      execution_data: {
+        [key: string]: unknown;
+      };
+      /** @description 1 for the first attempt at the contact */
+      attempt_number: number;
+      /** @enum {string} */
+      channel: 'call' | 'sms';
+      /** @description The run of a recurring campaign (0 for the first) */
+      occurrence: number;
+      finished_at: string | null;
+      cost: number | null;
+    };
+    /** CampaignMetrics */
+    CampaignMetrics: {
+      /** @description 100 × completed / (completed + failed) contacts; 0 when both are 0 */
+      success_rate: number;
+      /** @description 100 × answered call attempts / call attempts with an outcome; 0 when there is none */
+      answer_rate: number;
+      /** @description Mean duration of the call attempts that lasted */
+      average_duration_seconds: number;
+      /** @description Duration of every call attempt, summed */
+      total_duration_seconds: number;
+      /** @description What the attempts cost, at most 4 decimals */
+      actual_cost: number;
+    };
+    /** CampaignProgress */
+    CampaignProgress: {
+      campaign_id: number;
+      /** @enum {string} */
+      status: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
+      progress: {
+        /** @description Every contact, skipped ones included */
+        total_contacts: number;
+        /** @description Contacts completed */
+        completed: number;
+        /** @description Contacts failed */
+        failed: number;
+        /** @description Contacts in progress */
+        processing: number;
+        /** @description Contacts waiting for an attempt */
+        pending: number;
+        /** @description 100 × (completed + failed + skipped) / total_contacts */
+        progress_percentage: number;
+        /** @description 100 × completed / (completed + failed) */
+        success_rate: number;
+      };
+      metrics: {
+        total_duration_seconds: number;
+        average_duration_seconds: number;
+        /** @description As in the campaign metrics */
+        success_rate: number;
+        /** @description As in the campaign metrics */
+        answer_rate: number;
+        /** @description 100 × completed / total_contacts */
+        completion_rate: number;
+        /** @description actual_cost + (pending + processing) × the mean cost of a finished contact */
+        cost_estimate: number;
+        actual_cost: number;
+        /** Format: date-time */
+        last_updated: string;
+      };
+      started_at: string | null;
+      completed_at: string | null;
+      /** @description The 10 latest executions, most recent first */
+      recent_activity: {
+        execution_id: number;
+        contact_phone: string | null;
+        /** @enum {string} */
+        status:
+          | 'pending'
+          | 'in_progress'
+          | 'completed'
+          | 'failed'
+          | 'no_answer'
+          | 'busy'
+          | 'voicemail'
+          | 'skipped';
+        executed_at: string | null;
+        call_id: string | null;
+      }[];
+    };
+    /** CampaignSchedule */
+    CampaignSchedule: {
+      campaign_id: number;
+      /**
+       * @description immediate: no schedule; the campaign runs when it is started
+       * @enum {string}
+       */
+      schedule_type: 'immediate' | 'scheduled' | 'recurring';
+      scheduled_at: string | null;
+      timezone: string;
+      recurring_config: {
+        [key: string]: unknown;
+      } | null;
+      /** @description When the campaign next starts by itself; null when never */
+      next_run_at: string | null;
+      last_run_at: string | null;
+    };
+    /**
+     * CampaignUpdate
+     * @example {
+     *       "max_attempts": 3,
+     *       "retry_delay_minutes": 60
+     *     }
+     */
+    CampaignUpdate: {
+      name?: string;
+      description?: string | null;
+      /** @enum {string} */
+      campaign_type?: 'call' | 'sms' | 'mixed';
+      assistant_id?: number;
+      welcome_message_template?: string | null;
+      agenda_template?: string | null;
+      end_call_message_template?: string | null;
+      sms_message_template?: string | null;
+      /** @description Variable name → the value used when a contact has none */
+      fallback_values?: {
+        [key: string]: string | number | boolean | null;
+      };
+      /** @description Template variable → contact field: name, company, email, phone_number or custom_fields.<key> */
+      variable_mappings?: {
+        [key: string]: string;
+      };
+      /** @description Attempts per contact (default 3) */
+      max_attempts?: number;
+      /** @description Minutes between attempts at one contact (default 30) */
+      retry_delay_minutes?: number;
+      /** @description Attempts of the campaign in flight at once (default 5) */
+      concurrency_limit?: number;
+    };
+    /** ContactImportForm */
+    ContactImportForm: {
+      /**
+       * Format: binary
+       * @description CSV (header row first; comma, semicolon or tab) or JSON (an array of objects), UTF-8, at most CONTACT_IMPORT_MAX_BYTES (50 MiB)
+       */
+      file: string;
+      /** @description JSON object: column of the file → phone_number, name, first_name, last_name, email, company, custom_fields.<name>, or null to leave it out */
+      column_mappings?: string;
+      /** @description Region of numbers written without a country code (default: DEFAULT_PHONE_REGION, US) */
+      default_region?: string;
+    };
+    /** ContactImportReport */
+    ContactImportReport: {
+      /** @description Contacts added */
+      imported: number;
+      /** @description Rows whose number the campaign already had, or that came earlier in the same import */
+      duplicates: number;
+      /** @description Rows that could not be a contact (bad phone number, email…) */
+      invalid: number;
+      /** @description The duplicate and invalid rows, in row order (1 = the first data row), at most the first 100; the counts are always complete */
+      errors: {
+        row: number;
+        detail: string;
+      }[];
+    };
+    /**
+     * ErrorBody
+     * @description Error envelope: a message, or a list of validation issues.
+     */
+    ErrorBody: {
+      detail: string | components['schemas']['ValidationError'][];
+    };
+    /** FallbackKey */
+    FallbackKey: {
+      id: number;
+      provider: string;
+      name: string;
+      /** @description The key masked: ****1234 */
+      key_hint: string;
+      enabled: boolean;
+      concurrent_limit: number | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** Graph */
+    Graph: {
+      id: number;
+      organization_id: number;
+      name: string;
+      description: string | null;
+      is_active: boolean;
+      configuration: {
+        [key: string]: unknown;
+      };
+      /** @description Empty in list responses */
+      nodes: components['schemas']['GraphNode'][];
+      /** @description Empty in list responses */
+      edges: components['schemas']['GraphEdge'][];
+      total_nodes: number;
+      total_edges: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** GraphAnalytics */
+    GraphAnalytics: {
+      graph_id: number;
+      graph_name: string;
+      period_days: number;
+      total_sessions: number;
+      total_transitions: number;
+      /** @description Seconds, over ended sessions */
+      avg_session_duration: number;
+      most_used_transitions: {
+        from_node: string;
+        to_node: string;
+        count: number;
+        /** @description Share of all transitions in the period, 0 to 100 */
+        percentage: number;
+      }[];
+      /** @description Keyed by node id */
+      node_usage_stats: {
+        [key: string]: {
+          node_name: string;
+          /** @description Distinct sessions that entered the node */
+          sessions_started: number;
+          /** @description Seconds per finished visit */
+          avg_time_in_node: number;
+          /** @description Sessions that ended at the node / sessions that entered it (0 to 1) */
+          exit_rate: number;
+        };
+      };
+    };
+    /**
+     * GraphCreate
+     * @example {
+     *       "name": "Support line",
+     *       "description": "Front desk, billing, and a human when asked",
+     *       "nodes": [
+     *         {
+     *           "assistant_id": 1,
+     *           "node_type": "entry",
+     *           "position": {
+     *             "x": 0,
+     *             "y": 0
+     *           }
+     *         },
+     *         {
+     *           "assistant_id": 2,
+     *           "node_type": "standard",
+     *           "position": {
+     *             "x": 300,
+     *             "y": 0
+     *           }
+     *         },
+     *         {
+     *           "assistant_id": 3,
+     *           "node_type": "exit",
+     *           "position": {
+     *             "x": 600,
+     *             "y": 0
+     *           }
+     *         },
+     *         {
+     *           "assistant_id": 1,
+     *           "node_type": "escalation",
+     *           "position": {
+     *             "x": 300,
+     *             "y": 200
+     *           },
+     *           "configuration": {
+     *             "transfer_number": "+14155550100"
+     *           }
+     *         }
+     *       ],
+     *       "edges": [
+     *         {
+     *           "from_node_id": 0,
+     *           "to_node_id": 1,
+     *           "condition_type": "intent",
+     *           "intent_pattern": "billing, invoice, payment",
+     *           "handoff_sentence": "Let me pass you to billing."
+     *         },
+     *         {
+     *           "from_node_id": 0,
+     *           "to_node_id": 3,
+     *           "condition_type": "intent",
+     *           "intent_pattern": "human, agent, representative",
+     *           "priority": 1,
+     *           "handoff_sentence": "Connecting you to a person."
+     *         },
+     *         {
+     *           "from_node_id": 1,
+     *           "to_node_id": 3,
+     *           "condition_type": "state_variable",
+     *           "state_variable_condition": "customer.tier == 'vip'"
+     *         },
+     *         {
+     *           "from_node_id": 1,
+     *           "to_node_id": 2,
+     *           "condition_type": "intent",
+     *           "intent_pattern": "bye, goodbye, that is all",
+     *           "priority": 1
+     *         },
+     *         {
+     *           "from_node_id": 1,
+     *           "to_node_id": 2,
+     *           "condition_type": "mathematical",
+     *           "mathematical_expression": "call_duration > 600",
+     *           "priority": 2,
+     *           "description": "Long billing calls wrap up"
+     *         }
+     *       ]
+     *     }
+     */
+    GraphCreate: {
+      name: string;
+      description?: string | null;
+      is_active?: boolean;
+      configuration?: {
+        [key: string]: unknown;
+      };
+      nodes: {
+        assistant_id: number;
+        /** @enum {string} */
+        node_type: 'entry' | 'standard' | 'exit' | 'escalation';
+        /** @description Where the node sits on the designer canvas */
+        position?: {
+          x: number;
+          y: number;
+        };
+        /** @description Per-node settings; an escalation node needs transfer_number (E.164) */
+        configuration?: {
+          [key: string]: unknown;
+        };
+      }[];
+      edges?: {
+        /** @description 0-based index into the nodes array of this request */
+        from_node_id: number;
+        /** @description 0-based index into the nodes array of this request */
+        to_node_id: number;
+        /** @enum {string} */
+        condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
+        intent_pattern?: string | null;
+        natural_language_trigger?: string | null;
+        mathematical_expression?: string | null;
+        state_variable_condition?: string | null;
+        /** @enum {string} */
+        condition_logic?: 'AND' | 'OR';
+        /** @description Lower is tried first (default 0) */
+        priority?: number;
+        is_active?: boolean;
+        handoff_sentence?: string | null;
+        description?: string | null;
+      }[];
+    };
+    /** GraphEdge */
+    GraphEdge: {
+      id: number;
+      graph_id: number;
+      /** @description The stored id of the node the edge leaves */
+      from_node_id: number;
+      /** @description The stored id of the node the edge enters */
+      to_node_id: number;
+      /** @enum {string} */
+      condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
+      intent_pattern: string | null;
+      natural_language_trigger: string | null;
+      mathematical_expression: string | null;
+      state_variable_condition: string | null;
+      /** @enum {string} */
+      condition_logic: 'AND' | 'OR';
+      priority: number;
+      is_active: boolean;
+      handoff_sentence: string | null;
+      description: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** GraphNode */
+    GraphNode: {
+      id: number;
+      graph_id: number;
+      assistant_id: number;
+      assistant_name: string;
+      assistant_description: string | null;
+      /** @enum {string} */
+      node_type: 'entry' | 'standard' | 'exit' | 'escalation';
+      /** @description Where the node sits on the designer canvas */
+      position: {
+        x: number;
+        y: number;
+      };
+      configuration: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** GraphSession */
+    GraphSession: {
+      id: number;
+      call_sid: string | null;
+      graph_id: number;
+      current_node_id: number | null;
+      context: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      started_at: string;
+      ended_at: string | null;
+      /** @description True until ended_at is set */
+      is_active: boolean;
+      current_assistant_name: string | null;
+      graph_name: string;
+    };
+    /** GraphSimulation */
+    GraphSimulation: {
+      /** @description The entry node, then every node entered */
+      path_taken: {
+        node_id: number;
+        node_type: string | null;
+        assistant_id: number | null;
+        assistant_name: string | null;
+      }[];
+      transitions: {
+        /** @description 1-based index of the utterance that caused it */
+        turn: number;
+        utterance: string;
+        from_node_id: number;
+        to_node_id: number;
+        edge_id: number;
+        reason: string;
+        handoff_sentence: string | null;
+        /** @description Simulated seconds since the start */
+        call_duration: number;
+      }[];
+      final_context: {
+        [key: string]: unknown;
+      };
+      final_node_id: number;
+      /** @description Utterances used; the rest are ignored once the session ends */
+      turns_processed: number;
+      ended: ('exit' | 'escalation') | null;
+      transfer_number: string | null;
+    };
+    /** GraphStructure */
+    GraphStructure: {
+      nodes: {
+        assistant_id: number;
+        /** @enum {string} */
+        node_type: 'entry' | 'standard' | 'exit' | 'escalation';
+        /** @description Where the node sits on the designer canvas */
+        position?: {
+          x: number;
+          y: number;
+        };
+        /** @description Per-node settings; an escalation node needs transfer_number (E.164) */
+        configuration?: {
+          [key: string]: unknown;
+        };
+      }[];
+      edges: {
+        /** @description 0-based index into the nodes array of this request */
+        from_node_id: number;
+        /** @description 0-based index into the nodes array of this request */
+        to_node_id: number;
+        /** @enum {string} */
+        condition_type: 'intent' | 'natural_language' | 'mathematical' | 'state_variable';
+        intent_pattern?: string | null;
+        natural_language_trigger?: string | null;
+        mathematical_expression?: string | null;
+        state_variable_condition?: string | null;
+        /** @enum {string} */
+        condition_logic?: 'AND' | 'OR';
+        /** @description Lower is tried first (default 0) */
+        priority?: number;
+        is_active?: boolean;
+        handoff_sentence?: string | null;
+        description?: string | null;
+      }[];
+    };
+    /** GraphUpdate */
+    GraphUpdate: {
+      name?: string;
+      description?: string | null;
+      is_active?: boolean;
+      configuration?: {
+        [key: string]: unknown;
+      };
+    };
+    /** Invitation */
+    Invitation: {
+      id: number;
+      organization_id: number;
+      email: string;
+      first_name: string;
+      last_name: string;
+      /** @enum {string} */
+      role: 'admin' | 'user';
+      /** Format: date-time */
+      expires_at: string;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** LedgerEntry */
+    LedgerEntry: {
+      id: number;
+      /** @description Amount in the wallet currency, at most 4 decimals. */
+      amount: number;
+      /** @description Amount in the wallet currency, at most 4 decimals. */
+      balance_after: number;
+      /**
+       * @description What the entry is for
+       * @enum {string}
+       */
+      kind: 'trial_credit' | 'grant' | 'call' | 'sms' | 'adjustment';
+      description: string;
+      reference: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** LlmPreset */
+    LlmPreset: {
+      id: number;
+      organization_id: number;
+      name: string;
+      provider: string;
+      model: string;
+      /** @description Masked (****1234), except from apply */
+      api_key: string | null;
+      base_url: string | null;
+      settings: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** Member */
+    Member: {
+      id: number;
+      email: string;
+      first_name: string;
+      last_name: string;
+      /** @enum {string} */
+      role: 'admin' | 'user';
+      is_verified: boolean;
+      /** Format: date-time */
+      joined_at: string;
+    };
+    /** Organization */
+    Organization: {
+      id: number;
+      name: string;
+      slug: string;
+      description: string | null;
+      domain: string | null;
+      settings: {
+        [key: string]: unknown;
+      };
+      api_keys: {
+        [key: string]: {
+          api_key: string;
+          active: boolean;
+        };
+      };
+      carrier_a: {
+        [key: string]: string;
+      } | null;
+      carrier_b: {
+        [key: string]: string;
+      } | null;
+      carrier_c: {
+        [key: string]: string;
+      } | null;
+      sip_trunk_config: {
+        [key: string]: unknown;
+      } | null;
+      inactive_keys: {
+        provider: string;
+        reason: string;
+      }[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** Pagination */
+    Pagination: {
+      page: number;
+      per_page: number;
+      total_items: number;
+      total_pages: number;
+      has_next: boolean;
+      has_prev: boolean;
+    };
+    /**
+     * PhoneNumber
+     * @example {
+     *       "id": 3,
+     *       "organization_id": 1,
+     *       "phone_number": "+14155552671",
+     *       "provider": "carrier_a",
+     *       "friendly_name": "Support line",
+     *       "assistant_id": 7,
+     *       "assistant_name": "Front desk",
+     *       "graph_id": null,
+     *       "is_toll_free": false,
+     *       "sms_rate_per_second": 1,
+     *       "created_at": "2026-11-21T09:00:00.000Z",
+     *       "updated_at": "2026-11-21T09:00:00.000Z"
+     *     }
+     */
+    PhoneNumber: {
+      id: number;
+      organization_id: number;
+      phone_number: string;
+      /** @enum {string} */
+      provider: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
+      friendly_name: string | null;
+      assistant_id: number | null;
+      assistant_name: string | null;
+      graph_id: number | null;
+      is_toll_free: boolean;
+      sms_rate_per_second: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * PhoneNumberCreate
+     * @example {
+     *       "phone_number": "+1 (415) 555-2671",
+     *       "provider": "carrier_a",
+     *       "friendly_name": "Support line",
+     *       "assistant_id": 7
+     *     }
+     */
+    PhoneNumberCreate: {
+      /** @description E.164 (+14155552671); spaces, dots, dashes and brackets are removed */
+      phone_number: string;
+      /** @enum {string} */
+      provider: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
+      friendly_name?: string | null;
+      assistant_id?: number | null;
+      graph_id?: number | null;
+      sms_rate_per_second?: number | null;
+    };
+    /**
+     * PhoneNumberUpdate
+     * @example {
+     *       "friendly_name": "Main line",
+     *       "assistant_id": 8
+     *     }
+     */
+    PhoneNumberUpdate: {
+      /** @description E.164 (+14155552671); spaces, dots, dashes and brackets are removed */
+      phone_number?: string;
+      /** @enum {string} */
+      provider?: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
+      friendly_name?: string | null;
+      assistant_id?: number | null;
+      graph_id?: number | null;
+      sms_rate_per_second?: number | null;
+    };
+    /** Profile */
+    Profile: {
+      id: number;
+      email: string;
+      first_name: string;
+      last_name: string;
+      is_verified: boolean;
+      email_verified_at: string | null;
+      preferences: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      organization_id: number;
+      /** @enum {string} */
+      role: 'admin' | 'user';
+      organizations: {
+        id: number;
+        name: string;
+        slug: string;
+        /** @enum {string} */
+        role: 'admin' | 'user';
+      }[];
+    };
+    /** RecurringConfig */
+    RecurringConfig: {
+      /** @enum {string} */
+      frequency: 'daily' | 'weekly' | 'monthly';
+      interval?: number | null;
+      days_of_week?: number[] | null;
+      day_of_month?: number | null;
+      /** @description 24-hour HH:MM */
+      time: string;
+      time_zone?: string | null;
+      end_date?: string | null;
+    };
+    /** ServerlessFunction */
+    ServerlessFunction: {
+      /** @description The name used for invocation. */
+      function_name: string;
+      /** @description May be empty. */
+      description: string;
+      /** @description Empty for container-image functions. */
+      runtime: string;
+      /** @description Seconds. */
+      timeout: number;
+      /** @description MB. */
+      memory_size: number;
+      /** @description Bytes. */
+      code_size: number;
+      /** @description Empty for container-image functions. */
+      handler: string;
+      /** @description Usually `$LATEST`. */
+      version: string;
+      /** @description ISO 8601 timestamp. */
+      last_modified: string;
+    };
+    /** ServerlessFunctionList */
+    ServerlessFunctionList: {
+      /** @enum {boolean} */
+      success: true;
+      message: string;
+      functions: components['schemas']['ServerlessFunction'][];
+    };
+    /** SmsComplianceCanSend */
+    SmsComplianceCanSend: {
+      can_send: boolean;
+      reason: string;
+      /**
+       * @description The record status; not_submitted for a number never submitted
+       * @enum {string}
+       */
+      status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
+    };
+    /** SmsComplianceStatus */
+    SmsComplianceStatus: {
+      /** @description False when the number was never submitted */
+      found: boolean;
+      phone_number: string;
+      phone_number_id: number;
+      /**
+       * @description The record status; not_submitted for a number never submitted
+       * @enum {string}
+       */
+      status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
+      use_case: string | null;
+      submitted_at: string | null;
+      approved_at: string | null;
+      rejection_reason: string | null;
+      can_send_outbound: boolean;
+      is_toll_free: boolean;
+    };
+    /** SmsComplianceSummary */
+    SmsComplianceSummary: {
+      total_numbers: number;
+      approved: number;
+      pending: number;
+      rejected: number;
+      not_submitted: number;
+      numbers: {
+        phone_number_id: number;
+        phone_number: string;
+        /**
+         * @description The record status; not_submitted for a number never submitted
+         * @enum {string}
+         */
+        status: 'pending' | 'approved' | 'rejected' | 'not_submitted';
+        use_case: string | null;
+      }[];
+    };
+    /**
+     * SmsEvent
+     * @description A message arrived, or an outbound message's status changed; posted to the assistant's `sms_webhook_url`.
+     */
+    SmsEvent: {
+      /**
+       * Format: uuid
+       * @description The event id, equal to X-Switchboard-Event-Id; the same on every retry and redelivery
+       */
+      id: string;
+      /** @enum {string} */
+      type: 'sms.received' | 'sms.sending' | 'sms.sent' | 'sms.delivered' | 'sms.undelivered' | 'sms.failed';
+      /**
+       * Format: date-time
+       * @description When the event happened
+       */
+      created_at: string;
+      organization_id: number;
+      data: components['schemas']['SmsMessage'];
+    };
+    /** SmsMessage */
+    SmsMessage: {
+      message_id: string;
+      /** @enum {string} */
+      direction: 'inbound' | 'outbound';
+      /** @enum {string} */
+      status:
+        | 'queued'
+        | 'sending'
+        | 'sent'
+        | 'delivered'
+        | 'undelivered'
+        | 'failed'
+        | 'cancelled'
+        | 'received';
+      /** @enum {string} */
+      provider: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
+      from_phone_number: string;
+      to_phone_number: string;
+      message: string;
+      media_urls: string[];
+      segments: number;
+      cost: number | null;
+      error: string | null;
+      attempts: number;
+      assistant_id: number | null;
+      phone_number_id: number | null;
+      sent_at: string | null;
+      delivered_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * SmsSend
+     * @example {
+     *       "from_phone_number": "+14155550100",
+     *       "to_phone_number": "+14155550123",
+     *       "message": "Your order 1234 has shipped.",
+     *       "media_urls": [
+     *         "https://cdn.example.com/label.png"
+     *       ]
+     *     }
+     */
+    SmsSend: {
+      /** @description E.164; routed to an assistant */
+      from_phone_number: string;
+      /** @description E.164 */
+      to_phone_number: string;
+      message: string;
+      /** @description MMS media */
+      media_urls?: string[];
+      /**
+       * @description true: queued under the number’s rate; false: sent now
+       * @default true
+       */
+      queue?: boolean;
+      idempotency_key?: string;
+    };
+    /**
+     * SmsSendResult
+     * @example {
+     *       "success": true,
+     *       "message_id": "6f1c2a4e-0b7d-4a51-9c3e-2d8f5b6a7c10",
+     *       "message": "Message queued for sending",
+     *       "provider": "carrier_a",
+     *       "status": "queued"
+     *     }
+     */
+    SmsSendResult: {
+      success: boolean;
+      message_id: string;
+      message: string;
+      /** @enum {string} */
+      provider: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
+      /** @enum {string} */
+      status: 'queued' | 'sent' | 'failed';
+    };
+    /**
+     * SuccessFlagErrorBody
+     * @description Missing or invalid parameters; credentials refused or denied by the cloud
+     */
+    SuccessFlagErrorBody: {
+      /** @enum {boolean} */
+      success: false;
+      detail: string | components['schemas']['ValidationError'][];
+      /** @description The detail as one line of text. */
+      message: string;
+    };
+    /**
+     * TestEvent
+     * @description Sent by `POST /api/v1/organization/webhook-deliveries/test` to the URL given.
+     */
+    TestEvent: {
+      /**
+       * Format: uuid
+       * @description The event id, equal to X-Switchboard-Event-Id; the same on every retry and redelivery
+       */
+      id: string;
+      /** @enum {string} */
+      type: 'webhook.test';
+      /**
+       * Format: date-time
+       * @description When the event happened
+       */
+      created_at: string;
+      organization_id: number;
+      data: components['schemas']['TestEventData'];
+    };
+    /** TestEventData */
+    TestEventData: {
+      message: string;
+    };
+    /** TokenBody */
+    TokenBody: {
+      access_token: string;
+      /** @enum {string} */
+      token_type: 'bearer';
+      /** @description Seconds until the access token expires. */
+      expires_in: number;
+      /** @description Single use: each refresh returns a new one. */
+      refresh_token: string;
+      /** @description Send as X-CSRF-Token on state-changing requests authenticated only by the session cookie. */
+      csrf_token?: string;
+      user: components['schemas']['User'];
+      organization: {
+        id: number;
+        name: string;
+        slug: string;
+      };
+      /** @enum {string} */
+      role: 'admin' | 'user';
+    };
+    /** TranscriptSegment */
+    TranscriptSegment: {
+      /** @enum {string} */
+      speaker: 'user' | 'assistant';
+      text: string;
+      /** Format: date-time */
+      started_at: string;
+      /** Format: date-time */
+      ended_at: string;
+    };
+    /** User */
+    User: {
+      id: number;
+      email: string;
+      first_name: string;
+      last_name: string;
+      is_verified: boolean;
+      email_verified_at: string | null;
+      preferences: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /**
+     * ValidationError
+     * @description One invalid input value.
+     */
+    ValidationError: {
+      /** @description Where: `body`, `query`, `path` or `header`, then field names and array indexes */
+      loc: (string | number)[];
+      msg: string;
+      /** @description A short error kind, e.g. `missing`, `string_too_long` */
+      type: string;
+    };
+    /** WebhookDelivery */
+    WebhookDelivery: {
+      id: number;
+      /**
+       * Format: uuid
+       * @description X-Switchboard-Event-Id; the same on every attempt
+       */
+      event_id: string;
+      event_type: string;
+      url: string;
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'failed';
+      /** @description Requests made so far (every round of delivery counts) */
+      attempts: number;
+      last_status_code: number | null;
+      last_error: string | null;
+      /** @description The JSON body posted to the receiver */
+      payload: {
+        id: string;
+        type: string;
+        created_at: string;
+        organization_id: number;
+        data: {
+          [key: string]: unknown;
+        };
+      } & {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      delivered_at: string | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** WebhookSecret */
+    WebhookSecret: {
+      /** @description `whsec_…`: the HMAC-SHA256 key of X-Switchboard-Signature (docs/webhooks.md) */
+      webhook_secret: string;
+    };
+    /**
+     * WebhookTest
+     * @example {
+     *       "url": "https://example.com/hooks/calls"
+     *     }
+     */
+    WebhookTest: {
+      /** Format: uri */
+      url: string;
+    };
+    /** WhoAmI */
+    WhoAmI: {
+      /** @enum {string} */
+      via: 'api_key' | 'jwt' | 'cookie';
+      user_id: number;
+      email: string;
+      is_verified: boolean;
+      organization_id: number;
+      /** @enum {string} */
+      role: 'admin' | 'user';
+      api_key: {
+        id: number;
+        /** @description Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization */
+        permissions: {
+          [key: string]: 'read' | 'read_write';
+        };
+        rate_limit: number | null;
+      } | null;
+    };
+  };
   responses: never;
   parameters: never;
   requestBodies: never;
   headers: never;
   pathItems: never;
 }
+export type ApiKey = components['schemas']['ApiKey'];
+export type Assistant = components['schemas']['Assistant'];
+export type AssistantCreate = components['schemas']['AssistantCreate'];
+export type AssistantUpdate = components['schemas']['AssistantUpdate'];
+export type Call = components['schemas']['Call'];
+export type CallEvent = components['schemas']['CallEvent'];
+export type CallEventData = components['schemas']['CallEventData'];
+export type CallInitiate = components['schemas']['CallInitiate'];
+export type CallInitiated = components['schemas']['CallInitiated'];
+export type Campaign = components['schemas']['Campaign'];
+export type CampaignContact = components['schemas']['CampaignContact'];
+export type CampaignCreate = components['schemas']['CampaignCreate'];
+export type CampaignExecution = components['schemas']['CampaignExecution'];
+export type CampaignMetrics = components['schemas']['CampaignMetrics'];
+export type CampaignProgress = components['schemas']['CampaignProgress'];
+export type CampaignSchedule = components['schemas']['CampaignSchedule'];
+export type CampaignUpdate = components['schemas']['CampaignUpdate'];
+export type ContactImportForm = components['schemas']['ContactImportForm'];
+export type ContactImportReport = components['schemas']['ContactImportReport'];
+export type ErrorBody = components['schemas']['ErrorBody'];
+export type FallbackKey = components['schemas']['FallbackKey'];
+export type Graph = components['schemas']['Graph'];
+export type GraphAnalytics = components['schemas']['GraphAnalytics'];
+export type GraphCreate = components['schemas']['GraphCreate'];
+export type GraphEdge = components['schemas']['GraphEdge'];
+export type GraphNode = components['schemas']['GraphNode'];
+export type GraphSession = components['schemas']['GraphSession'];
+export type GraphSimulation = components['schemas']['GraphSimulation'];
+export type GraphStructure = components['schemas']['GraphStructure'];
+export type GraphUpdate = components['schemas']['GraphUpdate'];
+export type Invitation = components['schemas']['Invitation'];
+export type LedgerEntry = components['schemas']['LedgerEntry'];
+export type LlmPreset = components['schemas']['LlmPreset'];
+export type Member = components['schemas']['Member'];
+export type Organization = components['schemas']['Organization'];
+export type Pagination = components['schemas']['Pagination'];
+export type PhoneNumber = components['schemas']['PhoneNumber'];
+export type PhoneNumberCreate = components['schemas']['PhoneNumberCreate'];
+export type PhoneNumberUpdate = components['schemas']['PhoneNumberUpdate'];
+export type Profile = components['schemas']['Profile'];
+export type RecurringConfig = components['schemas']['RecurringConfig'];
+export type ServerlessFunction = components['schemas']['ServerlessFunction'];
+export type ServerlessFunctionList = components['schemas']['ServerlessFunctionList'];
+export type SmsComplianceCanSend = components['schemas']['SmsComplianceCanSend'];
+export type SmsComplianceStatus = components['schemas']['SmsComplianceStatus'];
+export type SmsComplianceSummary = components['schemas']['SmsComplianceSummary'];
+export type SmsEvent = components['schemas']['SmsEvent'];
+export type SmsMessage = components['schemas']['SmsMessage'];
+export type SmsSend = components['schemas']['SmsSend'];
+export type SmsSendResult = components['schemas']['SmsSendResult'];
+export type SuccessFlagErrorBody = components['schemas']['SuccessFlagErrorBody'];
+export type TestEvent = components['schemas']['TestEvent'];
+export type TestEventData = components['schemas']['TestEventData'];
+export type TokenBody = components['schemas']['TokenBody'];
+export type TranscriptSegment = components['schemas']['TranscriptSegment'];
+export type User = components['schemas']['User'];
+export type ValidationError = components['schemas']['ValidationError'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookSecret = components['schemas']['WebhookSecret'];
+export type WebhookTest = components['schemas']['WebhookTest'];
+export type WhoAmI = components['schemas']['WhoAmI'];
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  onCallRinging: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallInProgress: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallCompleted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallBusy: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallNoAnswer: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallCanceled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSmsReceived: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SmsEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSmsSending: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SmsEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSmsSent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SmsEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSmsDelivered: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SmsEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSmsUndelivered: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SmsEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSmsFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SmsEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onWebhookTest: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TestEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+}
