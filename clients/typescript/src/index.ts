@@ -6,8 +6,10 @@
 import createClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
 import type { paths } from './schema.js';
 
-export type { $defs, components, operations, paths, webhooks } from './schema.js';
-/** The API's named resources and bodies (`Assistant`, `AssistantCreate`, `Call`, `ErrorBody`…). */
+/**
+ * `paths`, `components`, `operations`, `webhooks`, and the API's named resources and bodies
+ * (`Assistant`, `AssistantCreate`, `Call`, `ErrorBody`…).
+ */
 export type * from './schema.js';
 
 export interface SwitchboardClientOptions {
