@@ -1,7 +1,9 @@
 /** /sms: send (queued under the number's rate, or now), look up, cancel, and the queue's state. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Nullable } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { messageView, type SmsService } from './service.js';
@@ -71,6 +73,7 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms', 'read_write'), validationStatus: 400 },
       schema: {
+        operationId: 'sendSms',
         tags,
         summary: 'Send an SMS or MMS from a number routed to an assistant',
         description:
@@ -79,7 +82,18 @@ export function smsRoutes(app: App, sms: SmsService): void {
           'Header Idempotency-Key wins over the body field; keys are kept 24 hours per organization.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 256 })) }),
         body: SendBody,
-        response: { 200: SendAnswer },
+        response: {
+          200: SendAnswer,
+          // A failed immediate send answers its own body (success: false), as it is kept for the key.
+          500: { ...SendAnswer, description: 'The carrier failed the immediate send (queue: false)' },
+          ...errors({
+            400: 'Invalid body or numbers, a SIP trunk number, or no carrier credentials',
+            403: 'Not allowed, or SMS compliance is enforced and the number is not approved',
+            404: 'No assistant for from_phone_number',
+            409: 'A request with this idempotency key is still being processed',
+            422: 'The idempotency key was used with a different body',
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -94,6 +108,7 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms') },
       schema: {
+        operationId: 'getSmsQueueStats',
         tags,
         summary: 'Outbound messages per status, and the queue of each sending number',
         response: {
@@ -135,10 +150,11 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms') },
       schema: {
+        operationId: 'getSms',
         tags,
         summary: 'A message and its status',
         params: MessageParams,
-        response: { 200: MessageOut },
+        response: { 200: MessageOut, ...errors({ 404: 'Message not found in your organization' }) },
       },
     },
     async (request) => messageView(await sms.get(principalOf(request), request.params.message_id)),
@@ -149,11 +165,18 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms', 'read_write') },
       schema: {
+        operationId: 'cancelSms',
         tags,
         summary:
           'Cancel a message still queued (it stays, with status cancelled); 409 once it is sending or sent',
         params: MessageParams,
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          ...errors({
+            404: 'Message not found in your organization',
+            409: 'Only a queued message can be cancelled',
+          }),
+        },
       },
     },
     async (request, reply) => {
