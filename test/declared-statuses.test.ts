@@ -142,8 +142,8 @@ describe('the OpenAPI document', () => {
     const op = doc.paths['/api/v1/calls/{call_id}/end'].post;
     expect(op['x-api-key-area']).toBe('calls');
     expect(op['x-api-key-level']).toBe('read_write');
-    expect(op.description).toMatch(/`calls` permission at `read_write`/);
-    expect(op.description).toMatch(/x-csrf-token/);
+    expect(op.description).toMatch(/API keys need `calls: read_write`/);
+    expect(op.description).toMatch(/X-CSRF-Token/);
     expect(doc.paths['/api/v1/auth/whoami'].get['x-api-key-area']).toBeUndefined();
   });
 

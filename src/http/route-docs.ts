@@ -5,8 +5,7 @@
  * accepts, and a unique operationId — checked as each route is registered, so none can be missing.
  */
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import type { Access } from './access.js';
-import { CSRF_HEADER } from './auth.js';
+import type { Access, Via } from './access.js';
 import { errors, STANDARD_DESCRIPTIONS } from './responses.js';
 
 /** Methods whose requests Fastify reads a body for (any of them may carry one, declared or not). */
@@ -15,6 +14,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 const CAMEL_CASE = /^[a-z][a-zA-Z0-9]*$/;
 
 const VIA_NAMES = { api_key: 'API key', jwt: 'JWT', cookie: 'session cookie' } as const;
+/** auth.ts's CSRF_HEADER as the docs spell it (header names are case-insensitive). */
+const CSRF_DISPLAY = 'X-CSRF-Token';
 
 /**
  * Installs the onRoute hook that documents every route registered after it. A documented route
@@ -81,17 +82,14 @@ export function documentAccess(
   add(errors({ 403: forbiddenText(declared, via, safe) }));
   if (via.includes('api_key')) add(errors({ 429: 'API key rate limit exceeded (Retry-After says when)' }));
 
-  const notes = [`Accepts: ${via.map((v) => VIA_NAMES[v]).join(', ')}.`];
-  if (via.length === 1 && via[0] === 'jwt')
-    notes.push('Only a JWT access token: not an API key or the cookie.');
-  else if (!via.includes('api_key')) notes.push('A signed-in user only: API keys are refused.');
+  const notes = [acceptsText(via)];
   if (declared.role) notes.push(`Requires the ${declared.role} role.`);
   if (declared.verified) notes.push('Requires a verified email address.');
   const level = declared.level ?? (safe ? 'read' : 'read_write');
   const area = declared.area && via.includes('api_key') ? declared.area : undefined;
-  if (area) notes.push(`API keys need the \`${area}\` permission at \`${level}\` (or above).`);
+  if (area) notes.push(`API keys need \`${area}: ${level}\`${level === 'read' ? ' (or `read_write`)' : ''}.`);
   if (via.includes('cookie') && !safe) {
-    notes.push(`With the session cookie, send \`${CSRF_HEADER}\` (from sign-in) too.`);
+    notes.push(`With the session cookie, send \`${CSRF_DISPLAY}\` (the \`csrf_token\` of sign-in) too.`);
   }
   const security: Array<Record<string, string[]>> = [
     ...(via.includes('api_key') || via.includes('jwt') ? [{ bearerAuth: [] }] : []),
@@ -106,17 +104,24 @@ export function documentAccess(
   } as FastifySchema;
 }
 
+/** Which credentials the operation takes, in words. */
+function acceptsText(via: readonly Via[]): string {
+  const names = via.map((v) => VIA_NAMES[v]).join(', ');
+  if (via.length === 1 && via[0] === 'jwt')
+    return 'Accepts: JWT. Only a JWT access token: not an API key or the cookie.';
+  return via.includes('api_key')
+    ? `Accepts: ${names}.`
+    : `Accepts: ${names}. A signed-in user: API keys are refused.`;
+}
+
 /** The refusals a 403 of this route can be, so the description says which ones apply. */
-function forbiddenText(declared: Exclude<Access, { public: true }>, via: readonly string[], safe: boolean) {
+function forbiddenText(declared: Exclude<Access, { public: true }>, via: readonly Via[], safe: boolean) {
   const reasons: string[] = [];
-  if (via.length < 3)
-    reasons.push(
-      `called with other than ${via.map((v) => VIA_NAMES[v as keyof typeof VIA_NAMES]).join(' or ')}`,
-    );
+  if (via.length < 3) reasons.push(`called with other than ${via.map((v) => VIA_NAMES[v]).join(' or ')}`);
   if (declared.verified) reasons.push('email not verified');
   if (declared.role) reasons.push(`not ${declared.role}`);
   if (declared.area && via.includes('api_key')) reasons.push(`API key without ${declared.area} permission`);
-  if (via.includes('cookie') && !safe) reasons.push(`cookie without ${CSRF_HEADER}`);
+  if (via.includes('cookie') && !safe) reasons.push(`cookie without ${CSRF_DISPLAY}`);
   return reasons.length > 0
     ? `${STANDARD_DESCRIPTIONS[403]}: ${reasons.join('; ')}`
     : STANDARD_DESCRIPTIONS[403];

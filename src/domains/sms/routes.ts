@@ -84,14 +84,14 @@ export function smsRoutes(app: App, sms: SmsService): void {
         body: SendBody,
         response: {
           200: SendAnswer,
-          // A failed immediate send answers its own body (success: false), as it is kept for the key.
-          500: { ...SendAnswer, description: 'The carrier failed the immediate send (queue: false)' },
           ...errors({
             400: 'Invalid body or numbers, a SIP trunk number, or no carrier credentials',
             403: 'Not allowed, or SMS compliance is enforced and the number is not approved',
             404: 'No assistant for from_phone_number',
             409: 'A request with this idempotency key is still being processed',
             422: 'The idempotency key was used with a different body',
+            // Kept under the idempotency key as it was answered: a repeat gets the same 500.
+            500: 'The carrier did not send the message (queue: false); detail gives its words',
           }),
         },
       },
