@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -35,12 +35,11 @@ import { smsComplianceRoutes } from './domains/sms-compliance/routes.js';
 import { systemRoutes } from './domains/system/routes.js';
 import { userRoutes } from './domains/users/routes.js';
 import { webhookRoutes } from './domains/webhooks/routes.js';
-import type { Access } from './http/access.js';
-import { type Authenticator, CSRF_HEADER, installAuthentication } from './http/auth.js';
+import { type Authenticator, installAuthentication } from './http/auth.js';
 import { answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { installRequestMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
-import { ErrorBody } from './http/schemas.js';
+import { installRouteDocs } from './http/route-docs.js';
 import type { App } from './http/types.js';
 import { installValidation } from './http/validation.js';
 import type { Services } from './platform.js';
@@ -98,16 +97,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   installValidation(app);
   installErrorHandling(app);
   installRequestMetrics(app, deps.metrics);
-  app.addHook('onRoute', (route) => {
-    const declared = route.config?.access;
-    if (declared && !route.schema?.hide)
-      route.schema = documentAccess(
-        route.schema ?? {},
-        declared,
-        route.method,
-        route.config?.validationStatus ?? 422,
-      );
-  });
+  installRouteDocs(app);
 
   systemRoutes(app, {
     database: deps.database,
@@ -152,46 +142,6 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await serverlessRoutes(app, deps.services.serverless);
 
   return app;
-}
-
-/** Adds what a route requires, and the errors that follow from it, to its OpenAPI operation. */
-function documentAccess(
-  schema: FastifySchema,
-  declared: Access,
-  method: string | string[],
-  validationStatus: 400 | 422,
-): FastifySchema {
-  const responses: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
-  const notes: string[] = [];
-  const hasInput = Boolean(schema.body || schema.querystring || schema.params);
-  // Routes whose invalid input answers 400 (decisions §2) document that status instead of 422.
-  if (hasInput) responses[String(validationStatus)] ??= { ...ErrorBody, description: 'Validation failed' };
-  if (schema.body) responses['413'] ??= { ...ErrorBody, description: 'Body too large' };
-  if (declared.public) {
-    return { ...schema, security: [], response: responses } as FastifySchema;
-  }
-  const via = declared.via ?? ['api_key', 'jwt', 'cookie'];
-  responses['401'] ??= { ...ErrorBody, description: 'Missing or invalid credentials' };
-  responses['403'] ??= { ...ErrorBody, description: 'Authenticated but not allowed' };
-  if (via.includes('api_key'))
-    responses['429'] ??= { ...ErrorBody, description: 'API key rate limit exceeded' };
-  notes.push(
-    `Accepts: ${via.map((v) => ({ api_key: 'API key', jwt: 'JWT', cookie: 'session cookie' })[v]).join(', ')}.`,
-  );
-  const safe = [method].flat().every((m) => m === 'GET' || m === 'HEAD');
-  if (declared.role) notes.push(`Requires the ${declared.role} role.`);
-  if (declared.verified) notes.push('Requires a verified email address.');
-  if (declared.area) {
-    notes.push(`API keys need \`${declared.area}: ${declared.level ?? (safe ? 'read' : 'read_write')}\`.`);
-  }
-  if (via.includes('cookie') && !safe)
-    notes.push(`With only the session cookie, send \`${CSRF_HEADER}\` too.`);
-  const security: Array<Record<string, string[]>> = [
-    ...(via.includes('api_key') || via.includes('jwt') ? [{ bearerAuth: [] }] : []),
-    ...(via.includes('cookie') ? [{ cookieAuth: [] }] : []),
-  ];
-  const description = [schema.description, notes.join(' ')].filter(Boolean).join('\n\n');
-  return { ...schema, security, description, response: responses } as unknown as FastifySchema;
 }
 
 export type { TypeBoxTypeProvider };

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -105,6 +106,7 @@ export async function startTestPlatform(
     queuePollingIntervalSeconds: 0.5,
     hostLookup: options.hostLookup,
   });
+  const undeclared = watchDeclaredStatuses(platform.app);
   await platform.app.ready();
   if (port) await platform.app.listen({ host: '127.0.0.1', port });
   if (options.workers !== false) await platform.startWorkers();
@@ -124,8 +126,39 @@ export async function startTestPlatform(
       // (database errors are logged as their facts: http/logging.ts).
       const leaked = logs.filter((line) => /Failed query|"params":|"detail":"Key \(/.test(line));
       if (leaked.length > 0) throw new Error(`Log lines hold statement values:\n${leaked.join('\n')}`);
+      // And a check that every status the app answered is one its route declares (watchDeclaredStatuses).
+      if (undeclared.size > 0) {
+        throw new Error(
+          `Statuses not declared in the OpenAPI document (add them to the route's schema.response):\n${[...undeclared].join('\n')}`,
+        );
+      }
     },
   };
+}
+
+/**
+ * Watches every response `app` sends and collects, as `METHOD /route → status`, each status its route
+ * does not declare in `schema.response` (an exact code, or a range such as `2XX`; `default` declares
+ * nothing). Must be installed before the app is ready. Exempt, because no operation describes them:
+ * answers that no route gave (the not-found handler, URLs the router refuses), and routes hidden from
+ * the document — WebSocket upgrades, which @fastify/websocket hides and which refuse with close codes
+ * that OpenAPI cannot describe (see campaigns/progress-socket.ts), the docs UI's assets, and
+ * /openapi.json itself.
+ */
+export function watchDeclaredStatuses(app: FastifyInstance): Set<string> {
+  const undeclared = new Set<string>();
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions;
+    if (request.is404 || !route.url) return;
+    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+    if (schema?.hide) return;
+    const status = String(reply.statusCode);
+    const declared = Object.keys(schema?.response ?? {}).some(
+      (key) => key === status || key.toUpperCase() === `${status[0]}XX`,
+    );
+    if (!declared) undeclared.add(`${request.method} ${route.url} → ${status}`);
+  });
+  return undeclared;
 }
 
 /** Reads the `.eml` files the file mailer wrote, decoding quoted-printable bodies. */

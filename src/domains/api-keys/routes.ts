@@ -2,9 +2,11 @@
  * /api/v1/users/me/api-keys. Keys are managed by a signed-in user (JWT or dashboard session), never
  * with another API key: a key must not be able to mint a broader one.
  */
+
 import { Type } from 'typebox';
 import { AREAS, access, LEVELS, type Permissions } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { IdParam, iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { ApiKeyService } from './service.js';
@@ -64,6 +66,7 @@ export function apiKeyRoutes(app: App, keys: ApiKeyService): void {
     {
       config: { access: access.user },
       schema: {
+        operationId: 'listApiKeys',
         tags,
         summary: "The caller's API keys in this organization (never the secrets)",
         response: { 200: Type.Array(ApiKeyOut) },
@@ -77,6 +80,7 @@ export function apiKeyRoutes(app: App, keys: ApiKeyService): void {
     {
       config: { access: manage },
       schema: {
+        operationId: 'createApiKey',
         tags,
         summary: 'Create an API key; the secret `key` is returned only in this response',
         body: Type.Object({
@@ -102,6 +106,7 @@ export function apiKeyRoutes(app: App, keys: ApiKeyService): void {
     {
       config: { access: manage },
       schema: {
+        operationId: 'updateApiKey',
         tags,
         summary: 'Rename, re-scope, re-limit, deactivate or reactivate an API key',
         params: IdParam('key_id'),
@@ -111,7 +116,10 @@ export function apiKeyRoutes(app: App, keys: ApiKeyService): void {
           rate_limit: Type.Optional(RateLimit),
           is_active: Type.Optional(Type.Boolean()),
         }),
-        response: { 200: ApiKeyOut },
+        response: {
+          200: ApiKeyOut,
+          ...errors({ 404: 'API key not found (among yours in this organization)' }),
+        },
       },
     },
     async (request) => {
@@ -131,10 +139,14 @@ export function apiKeyRoutes(app: App, keys: ApiKeyService): void {
     {
       config: { access: manage },
       schema: {
+        operationId: 'deleteApiKey',
         tags,
         summary: 'Delete an API key; it stops working at once',
         params: IdParam('key_id'),
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          ...errors({ 404: 'API key not found (among yours in this organization)' }),
+        },
       },
     },
     async (request, reply) => {

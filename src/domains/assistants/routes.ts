@@ -1,7 +1,9 @@
 /** /api/v1/assistants: voice agent configurations. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { IdParam, iso } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { AssistantCreate, AssistantOut, AssistantUpdate, CONFIG_FIELDS } from './schemas.js';
@@ -31,10 +33,11 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     {
       config: { access: access.area('assistants') },
       schema: {
+        operationId: 'createAssistant',
         tags,
         summary: 'Create an assistant; every omitted setting takes its documented default',
         body: AssistantCreate,
-        response: { 201: AssistantOut },
+        response: { 201: AssistantOut, ...errors({ 409: 'An assistant with this name already exists' }) },
       },
     },
     async (request, reply) =>
@@ -46,6 +49,7 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     {
       config: { access: access.area('assistants') },
       schema: {
+        operationId: 'listAssistants',
         tags,
         summary: "The organization's assistants (total in X-Total-Count)",
         querystring: Type.Object({
@@ -72,10 +76,11 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     {
       config: { access: access.area('assistants') },
       schema: {
+        operationId: 'getAssistant',
         tags,
         summary: 'One assistant, secrets masked',
         params: IdParam('assistant_id'),
-        response: { 200: AssistantOut },
+        response: { 200: AssistantOut, ...errors({ 404: 'Assistant not found in your organization' }) },
       },
     },
     async (request) => assistantView(await assistants.get(principalOf(request), request.params.assistant_id)),
@@ -86,11 +91,18 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     {
       config: { access: access.area('assistants') },
       schema: {
+        operationId: 'updateAssistant',
         tags,
         summary: 'Change the fields named; a nested object given replaces the stored one (after validation)',
         params: IdParam('assistant_id'),
         body: AssistantUpdate,
-        response: { 200: AssistantOut },
+        response: {
+          200: AssistantOut,
+          ...errors({
+            404: 'Assistant not found in your organization',
+            409: 'An assistant with this name already exists',
+          }),
+        },
       },
     },
     async (request) =>
@@ -102,10 +114,17 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     {
       config: { access: access.area('assistants') },
       schema: {
+        operationId: 'deleteAssistant',
         tags,
         summary: 'Delete an assistant',
         params: IdParam('assistant_id'),
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          ...errors({
+            404: 'Assistant not found in your organization',
+            409: 'The assistant is in use (phone numbers, campaigns or graphs route to it)',
+          }),
+        },
       },
     },
     async (request, reply) => {

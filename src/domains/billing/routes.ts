@@ -34,6 +34,7 @@ export function billingRoutes(app: App, billing: BillingService): void {
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'getWallet',
         tags,
         summary: "The organization's balance",
         response: { 200: Type.Object({ balance: Money, currency: Type.String() }) },
@@ -47,6 +48,7 @@ export function billingRoutes(app: App, billing: BillingService): void {
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'listLedgerEntries',
         tags,
         summary: 'Every credit and charge of the wallet, newest first',
         querystring: Type.Object(PageQuery),

@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import { CALL_STATUSES, type CallStatus } from '../../db/schema/telephony.js';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, IdParam, iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { EXPORT_FILES, type ExportFormat } from './export.js';
@@ -103,6 +104,7 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
       config: { access: access.area('calls') },
       schema: {
         tags,
+        operationId: 'listCalls',
         summary: "The organization's calls, newest first (total in X-Total-Count)",
         querystring: Type.Object({
           skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
@@ -128,6 +130,7 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
       config: { access: access.area('calls') },
       schema: {
         tags,
+        operationId: 'searchCalls',
         summary: 'Full-text search over assistant names, phone numbers (3+ digits, any part) and transcripts',
         description:
           'Words are stemmed (English) and may use web-search syntax: "a phrase", or, -word. A query of ' +
@@ -151,21 +154,44 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
       config: { access: access.area('calls') },
       schema: {
         tags,
+        operationId: 'exportCalls',
         summary: 'Download the calls as calls_export.csv or calls_export.json (streamed, oldest first)',
         querystring: Type.Object({
           format: Type.Optional(Type.String({ pattern: '^(csv|json)$', default: 'csv' })),
           ...Filters,
         }),
         response: {
-          // A file download, streamed: the schema documents it; the stream itself is not serialised.
-          200: Type.Unsafe<Readable>({
-            type: 'string',
-            format: 'binary',
-            description:
-              'csv: Call ID, Call SID, Assistant Name, Customer Phone, Status, Duration (seconds), Started At, ' +
-              'Ended At. json: an array of {id, call_sid, assistant_name, customer_phone_number, status, ' +
-              'duration, started_at, ended_at}.',
-          }),
+          // A file download, streamed in the format asked for: the schemas document it; the stream
+          // itself is not serialised.
+          200: {
+            description: 'calls_export.csv or calls_export.json (Content-Disposition: attachment)',
+            content: {
+              'text/csv': {
+                // Both forms leave as a stream of the rows, read from a cursor in batches.
+                schema: Type.Unsafe<Readable>({
+                  type: 'string',
+                  description:
+                    'format=csv: a header row (Call ID, Call SID, Assistant Name, Customer Phone, Status, ' +
+                    'Duration (seconds), Started At, Ended At), then one row per call.',
+                }),
+              },
+              'application/json': {
+                schema: Type.Array(
+                  Type.Object({
+                    id: Type.Integer(),
+                    call_sid: Nullable(Type.String()),
+                    assistant_name: Nullable(Type.String()),
+                    customer_phone_number: Type.String(),
+                    status: CallStatusSchema,
+                    duration: Nullable(Type.Integer({ description: 'Seconds' })),
+                    started_at: Nullable(Timestamp),
+                    ended_at: Nullable(Timestamp),
+                  }),
+                  { description: 'format=json: one object per call' },
+                ),
+              },
+            },
+          },
         },
       },
     },
@@ -185,7 +211,13 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
     '/api/v1/calls/:call_id',
     {
       config: { access: access.area('calls') },
-      schema: { tags, summary: 'One call', params: IdParam('call_id'), response: { 200: CallOut } },
+      schema: {
+        tags,
+        operationId: 'getCall',
+        summary: 'One call',
+        params: IdParam('call_id'),
+        response: { 200: CallOut, ...errors({ 404: 'Call not found in your organization' }) },
+      },
     },
     async (request) => callView(await records.get(principalOf(request), request.params.call_id)),
   );
@@ -196,9 +228,10 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
       config: { access: access.area('calls') },
       schema: {
         tags,
+        operationId: 'getCallTranscript',
         summary: "The call's transcript: segments in spoken order",
         params: IdParam('call_id'),
-        response: { 200: Type.Array(SegmentOut) },
+        response: { 200: Type.Array(SegmentOut), ...errors({ 404: 'Call not found in your organization' }) },
       },
     },
     async (request) => {
@@ -218,12 +251,20 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
       config: { access: access.area('calls', 'read_write') },
       schema: {
         tags,
+        operationId: 'endCall',
         summary: "Ask the call's carrier to hang up",
         description:
           'The status changes when the carrier reports the end. 409 when the call has ended or has not ' +
           'reached the carrier yet; 502 when the carrier refuses.',
         params: IdParam('call_id'),
-        response: { 200: Type.Object({ message: Type.String(), call: CallOut }) },
+        response: {
+          200: Type.Object({ message: Type.String(), call: CallOut }),
+          ...errors({
+            404: 'Call not found in your organization',
+            409: 'The call has ended, has not reached the carrier yet, or has no carrier credentials',
+            502: 'The carrier refused to hang up or could not be reached',
+          }),
+        },
       },
     },
     async (request) => ({

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, OpenObject } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { CallService } from './service.js';
@@ -53,12 +54,22 @@ export function callRoutes(app: App, calls: CallService): void {
       config: { access: access.area('calls', 'read_write'), validationStatus: 400 },
       schema: {
         tags: ['calls'],
+        operationId: 'initiateCall',
         summary: 'Place an outbound call through the carrier of from_phone_number',
         description:
           'Assistant: assistant_id, else the one routed to the number. 400 invalid body or number, 402 no balance, ' +
           "403 another organization's number or assistant, 404 unknown number or no assistant, 502 the carrier refused.",
         body: InitiateBody,
-        response: { 200: InitiateAnswer },
+        response: {
+          200: InitiateAnswer,
+          ...errors({
+            400: 'Invalid body or number, no carrier credentials, or a SIP trunk number',
+            402: 'Insufficient balance: add credits to place calls',
+            403: 'Not allowed, or the number or assistant belongs to another organization',
+            404: 'Number not registered, assistant not found, or no assistant for the number',
+            502: 'The carrier refused or could not be reached',
+          }),
+        },
       },
     },
     async (request) => calls.initiate(principalOf(request), request.body),

@@ -20,6 +20,7 @@ import { principalOf } from '../../http/auth.js';
 import { AppError, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
 import { nulIssues } from '../../http/nul.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
+import { errors } from '../../http/responses.js';
 import { IdParam, iso, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import {
@@ -156,12 +157,19 @@ export async function campaignContactRoutes(
     {
       config,
       schema: {
+        operationId: 'addCampaignContacts',
         tags,
         summary: 'Add contacts; numbers the campaign has already are counted as duplicates',
         description: `${editable} Each contact is checked on its own: a bad phone number or email makes its row invalid without refusing the others.`,
         params,
         body: ContactsBody,
-        response: { 200: ImportReportOut },
+        response: {
+          200: ImportReportOut,
+          ...errors({
+            404: 'Campaign not found in your organization',
+            409: "Contacts cannot be added in the campaign's current status",
+          }),
+        },
       },
     },
     async (request) =>
@@ -173,11 +181,15 @@ export async function campaignContactRoutes(
     {
       config,
       schema: {
+        operationId: 'listCampaignContacts',
         tags,
         summary: "The campaign's contacts in the order they were added",
         params,
         querystring: Type.Object({ ...PageQuery, status: Type.Optional(ContactStatus) }),
-        response: { 200: Type.Object({ contacts: Type.Array(ContactOut), pagination: PaginationOut }) },
+        response: {
+          200: Type.Object({ contacts: Type.Array(ContactOut), pagination: PaginationOut }),
+          ...errors({ 404: 'Campaign not found in your organization' }),
+        },
       },
     },
     async (request) => {
@@ -209,13 +221,23 @@ export async function campaignContactRoutes(
       {
         config,
         schema: {
+          operationId: 'importCampaignContacts',
           tags,
           summary: 'Import contacts from a CSV or JSON file (multipart/form-data)',
           description: `${editable} Headers are recognised (phone, phone_number, mobile, cell, telephone, number; name, full_name, first_name + last_name; email, e-mail; company, organization, business…); other columns become custom fields and template variables. All or nothing: a file that cannot be read imports no row.`,
           consumes: ['multipart/form-data'],
           params,
           body: ImportForm,
-          response: { 200: ImportReportOut },
+          response: {
+            200: ImportReportOut,
+            ...errors({
+              400: 'The multipart form could not be read',
+              404: 'Campaign not found in your organization',
+              409: "Contacts cannot be added in the campaign's current status",
+              413: 'The file, or the form, is larger than an import accepts',
+              415: 'Send the file as multipart/form-data, in a field named "file"',
+            }),
+          },
         },
         // The form is read as a stream in the handler; its schema is here for the documentation.
         validatorCompiler: (route) =>

@@ -5,6 +5,7 @@
  */
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { CampaignExecutor } from './executor.js';
@@ -39,17 +40,38 @@ export function campaignMoveRoutes(
   services: { campaigns: CampaignService; executor: CampaignExecutor },
 ): void {
   const params = IdParam('campaign_id');
+  const notFound = 'Campaign not found in your organization';
+  const declared = {
+    start: {
+      operationId: 'startCampaign',
+      errors: errors({
+        400: 'It could not run: no contacts, no assistant or number for it, no carrier credentials…',
+        402: 'Insufficient balance: add credits to run the campaign',
+        404: notFound,
+        409: 'The campaign is running, completed, cancelled or failed',
+      }),
+    },
+    pause: {
+      operationId: 'pauseCampaign',
+      errors: errors({ 404: notFound, 409: 'The campaign is not running' }),
+    },
+    stop: {
+      operationId: 'stopCampaign',
+      errors: errors({ 404: notFound, 409: 'The campaign is completed, cancelled or failed already' }),
+    },
+  } as const;
   for (const move of MOVES) {
     app.post(
       `/api/v1/campaigns/:campaign_id/${move.path}`,
       {
         config: { access: access.area('campaigns') },
         schema: {
+          operationId: declared[move.path].operationId,
           tags,
           summary: move.summary,
           description: move.description,
           params,
-          response: { 200: CampaignOut },
+          response: { 200: CampaignOut, ...declared[move.path].errors },
         },
       },
       async (request) => {

@@ -2,10 +2,12 @@
  * /api/v1/campaigns: create, list (filters, pages, metrics), get, update and delete, and the
  * template preview. Invalid bodies answer 422 (the spec's 400 rows are the schedule's only).
  */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
+import { errors } from '../../http/responses.js';
 import { Id, IdParam, Nullable, OpenObject } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { type CampaignService, type CampaignWithMetrics, DEFAULTS } from './service.js';
@@ -131,6 +133,7 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
     {
       config,
       schema: {
+        operationId: 'createCampaign',
         tags,
         summary: 'Create a campaign (status draft); every template is checked',
         description:
@@ -149,6 +152,7 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
     {
       config,
       schema: {
+        operationId: 'listCampaigns',
         tags,
         summary: "The organization's campaigns, newest first, with their metrics",
         querystring: Type.Object({
@@ -183,6 +187,7 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
       // Renders text and stores nothing: reading campaigns is enough.
       config: { access: access.area('campaigns', 'read') },
       schema: {
+        operationId: 'previewCampaignTemplate',
         tags,
         summary: 'Render a template with variables and fallback values, as a campaign would',
         description: '422 when the template does not parse; the message names the position.',
@@ -197,7 +202,13 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
     '/api/v1/campaigns/:campaign_id',
     {
       config,
-      schema: { tags, summary: 'One campaign with its metrics', params, response: { 200: CampaignOut } },
+      schema: {
+        operationId: 'getCampaign',
+        tags,
+        summary: 'One campaign with its metrics',
+        params,
+        response: { 200: CampaignOut, ...errors({ 404: 'Campaign not found in your organization' }) },
+      },
     },
     async (request) => view(await campaigns.get(principalOf(request), request.params.campaign_id)),
   );
@@ -207,11 +218,18 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
     {
       config,
       schema: {
+        operationId: 'updateCampaign',
         tags,
         summary: 'Change the fields named; 409 while the campaign is running',
         params,
         body: CampaignUpdate,
-        response: { 200: CampaignOut },
+        response: {
+          200: CampaignOut,
+          ...errors({
+            404: 'Campaign not found in your organization',
+            409: 'The campaign is running (or another request changed it)',
+          }),
+        },
       },
     },
     async (request) =>
@@ -223,10 +241,17 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
     {
       config,
       schema: {
+        operationId: 'deleteCampaign',
         tags,
         summary: 'Delete a campaign with its schedule, contacts and executions; 409 while it is running',
         params,
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          ...errors({
+            404: 'Campaign not found in your organization',
+            409: 'The campaign is running (or another request changed it)',
+          }),
+        },
       },
     },
     async (request, reply) => {

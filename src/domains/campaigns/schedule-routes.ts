@@ -6,7 +6,8 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { ErrorBody, IdParam, iso, Nullable, NullableTimestamp } from '../../http/schemas.js';
+import { errors } from '../../http/responses.js';
+import { IdParam, iso, Nullable, NullableTimestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { INTERNAL_CONFIG_KEYS, MAX_INTERVAL } from './recurrence.js';
 import type { CampaignScheduleService, ScheduleState } from './schedules.js';
@@ -132,14 +133,14 @@ export function campaignScheduleRoutes(app: App, schedules: CampaignScheduleServ
   const params = IdParam('campaign_id');
   // Bodies (and path ids) answer 400 when invalid on the schedule's write routes.
   const write = { access: access.area('campaigns'), validationStatus: 400 as const };
-  const invalid = { ...ErrorBody, description: 'Invalid schedule' };
-  const refused = { ...ErrorBody, description: 'The campaign is not in a status that allows this' };
+  const notFound = 'Campaign not found in your organization';
 
   app.post(
     '/api/v1/campaigns/:campaign_id/schedule',
     {
       config: write,
       schema: {
+        operationId: 'scheduleCampaign',
         tags,
         summary: 'Schedule a campaign once or on a recurrence, or clear its schedule (immediate)',
         description:
@@ -149,7 +150,14 @@ export function campaignScheduleRoutes(app: App, schedules: CampaignScheduleServ
           '409: the campaign is running, paused or finished.',
         params,
         body: ScheduleBody,
-        response: { 200: Answer, 400: invalid, 404: ErrorBody, 409: refused },
+        response: {
+          200: Answer,
+          ...errors({
+            400: 'Invalid schedule: a time in the past, an unknown time zone, a recurrence with no run left…',
+            404: notFound,
+            409: 'The campaign is running, paused or finished',
+          }),
+        },
       },
     },
     async (request) =>
@@ -161,10 +169,11 @@ export function campaignScheduleRoutes(app: App, schedules: CampaignScheduleServ
     {
       config: { access: access.area('campaigns') },
       schema: {
+        operationId: 'getCampaignSchedule',
         tags,
         summary: "The campaign's schedule (schedule_type immediate, with nulls, when it has none)",
         params,
-        response: { 200: ScheduleOut, 404: ErrorBody },
+        response: { 200: ScheduleOut, ...errors({ 404: notFound }) },
       },
     },
     async (request) => scheduleView(await schedules.get(principalOf(request), request.params.campaign_id)),
@@ -175,11 +184,12 @@ export function campaignScheduleRoutes(app: App, schedules: CampaignScheduleServ
     {
       config: write,
       schema: {
+        operationId: 'unscheduleCampaign',
         tags,
         summary: 'Take a scheduled campaign back to draft and delete its schedule',
         description: '409 unless the campaign is scheduled.',
         params,
-        response: { 200: Answer, 400: invalid, 404: ErrorBody, 409: refused },
+        response: { 200: Answer, ...errors({ 404: notFound, 409: 'The campaign is not scheduled' }) },
       },
     },
     async (request) => schedules.unschedule(principalOf(request), request.params.campaign_id),

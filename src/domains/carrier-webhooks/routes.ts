@@ -8,7 +8,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
-import { Id } from '../../http/schemas.js';
+import { errors } from '../../http/responses.js';
+import { Id, OpenObject } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { CarrierWebhookService } from './service.js';
 
@@ -37,6 +38,7 @@ export async function carrierWebhookRoutes(
       {
         config: { access: access.public },
         schema: {
+          operationId: 'receiveCarrierWebhook',
           tags,
           summary:
             'Called by carriers (signed): call instructions (voice), call status (status), inbound SMS (sms), delivery receipts (sms-status)',
@@ -45,6 +47,26 @@ export async function carrierWebhookRoutes(
             call_id: Type.Optional(Id),
             message_id: Type.Optional(Type.String({ format: 'uuid' })),
           }),
+          response: {
+            // The markup is the carrier's own format, sent as the adapter wrote it.
+            200: {
+              description: 'voice: the call instructions, in the format of the carrier',
+              content: {
+                'text/xml': { schema: Type.String({ description: 'carrier_a: XML call instructions' }) },
+                'application/json': {
+                  schema: Type.Unsafe<string>(
+                    Type.Array(OpenObject, { description: 'carrier_c: the list of call control actions' }),
+                  ),
+                },
+              },
+            },
+            204: Type.Null({ description: 'status, sms, sms-status: the event was taken' }),
+            ...errors({
+              403: 'The signature does not verify, the webhook matches nothing of ours, or it reports another call or message than its URL names',
+              404: 'voice: no call to connect (the number is routed to no assistant), or the carrier asks for no instructions',
+              415: 'A malformed Content-Type header',
+            }),
+          },
         },
       },
       async (request, reply) => {
@@ -60,9 +82,10 @@ export async function carrierWebhookRoutes(
           },
           request.query,
         );
-        reply.code(answer.status);
+        // 200 with the markup, or 204: the service's answer is the carrier's format, already text.
+        reply.code(answer.status as 200 | 204);
         if (answer.contentType) reply.type(answer.contentType);
-        return reply.send(answer.body === '' ? undefined : answer.body);
+        return reply.send(answer.body === '' ? null : answer.body);
       },
     );
   });

@@ -1,7 +1,9 @@
 /** /api/v1/organization/fallback-keys/{provider}: spare vendor keys, per provider. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { KEYED_VENDORS } from '../../lib/providers.js';
@@ -52,6 +54,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'listFallbackKeys',
         tags,
         summary: "The provider's fallback keys (metadata only)",
         params: ProviderParam,
@@ -66,6 +69,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
     {
       config: { access: ADMIN_WRITE },
       schema: {
+        operationId: 'createFallbackKey',
         tags,
         summary: 'Add a fallback key for the provider (name unique per provider)',
         params: ProviderParam,
@@ -75,7 +79,10 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
           enabled: Type.Boolean({ default: true }),
           concurrent_limit: Type.Optional(ConcurrentLimit),
         }),
-        response: { 201: FallbackKeyOut },
+        response: {
+          201: FallbackKeyOut,
+          ...errors({ 409: 'A fallback key with this name already exists for the provider' }),
+        },
       },
     },
     async (request, reply) => {
@@ -95,6 +102,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
     {
       config: { access: ADMIN_WRITE },
       schema: {
+        operationId: 'updateFallbackKey',
         tags,
         summary: 'Change a fallback key; api_key changes only when a non-empty value is sent',
         params: KeyParams,
@@ -104,7 +112,13 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
           enabled: Type.Optional(Type.Boolean()),
           concurrent_limit: Type.Optional(ConcurrentLimit),
         }),
-        response: { 200: FallbackKeyOut },
+        response: {
+          200: FallbackKeyOut,
+          ...errors({
+            404: 'Fallback key not found for this provider in your organization',
+            409: 'A fallback key with this name already exists for the provider',
+          }),
+        },
       },
     },
     async (request) => {
@@ -123,7 +137,16 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
     '/api/v1/organization/fallback-keys/:provider/:key_id',
     {
       config: { access: ADMIN_WRITE },
-      schema: { tags, summary: 'Delete a fallback key', params: KeyParams, response: { 204: Type.Null() } },
+      schema: {
+        operationId: 'deleteFallbackKey',
+        tags,
+        summary: 'Delete a fallback key',
+        params: KeyParams,
+        response: {
+          204: Type.Null(),
+          ...errors({ 404: 'Fallback key not found for this provider in your organization' }),
+        },
+      },
     },
     async (request, reply) => {
       await keys.remove(principalOf(request), request.params.provider, request.params.key_id);

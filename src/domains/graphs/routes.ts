@@ -4,9 +4,11 @@
  * an out-of-range query parameter of the list answers 422. Sessions and analytics routes live in
  * session-routes of their own.
  */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, IdParam, Nullable, OpenObject } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { GRAPH_EXAMPLE } from './example.js';
@@ -196,6 +198,7 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config: write,
       schema: {
+        operationId: 'createGraph',
         tags,
         summary: 'Create a graph with its nodes and edges (edge ends are indexes into nodes)',
         description:
@@ -215,6 +218,7 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config,
       schema: {
+        operationId: 'listGraphs',
         tags,
         summary: "The organization's graphs without nodes and edges (total in X-Total-Count)",
         querystring: Type.Object({
@@ -241,10 +245,11 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config,
       schema: {
+        operationId: 'getGraph',
         tags,
         summary: 'One graph with its nodes (and their assistants) and edges',
         params,
-        response: { 200: GraphOut },
+        response: { 200: GraphOut, ...errors({ 404: 'Graph not found in your organization' }) },
       },
     },
     async (request) => graphView(await graphs.get(principalOf(request), request.params.graph_id)),
@@ -255,11 +260,12 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config: write,
       schema: {
+        operationId: 'updateGraph',
         tags,
         summary: 'Change the metadata named (name, description, is_active, configuration)',
         params,
         body: GraphUpdate,
-        response: { 200: GraphOut },
+        response: { 200: GraphOut, ...errors({ 404: 'Graph not found in your organization' }) },
       },
     },
     async (request) =>
@@ -271,13 +277,14 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config: write,
       schema: {
+        operationId: 'replaceGraphStructure',
         tags,
         summary: 'Replace every node and edge at once (edge ends are indexes into nodes)',
         description:
           'All of the new structure is stored or none of it. 400 for the rules of creation; nodes and edges are both required.',
         params,
         body: StructureBody,
-        response: { 200: GraphOut },
+        response: { 200: GraphOut, ...errors({ 404: 'Graph not found in your organization' }) },
       },
     },
     async (request) =>
@@ -289,10 +296,17 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config,
       schema: {
+        operationId: 'deleteGraph',
         tags,
         summary: 'Delete a graph and its sessions; 409 while a phone number routes to it',
         params,
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          ...errors({
+            404: 'Graph not found in your organization',
+            409: 'A phone number routes to the graph',
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -306,11 +320,12 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     {
       config: write,
       schema: {
+        operationId: 'simulateGraph',
         tags,
         summary: 'Run the routing over utterances from the entry node, without a call; records nothing',
         params,
         body: SimulateBody,
-        response: { 200: SimulateOut },
+        response: { 200: SimulateOut, ...errors({ 404: 'Graph not found in your organization' }) },
       },
     },
     async (request) => graphs.simulate(principalOf(request), request.params.graph_id, request.body),

@@ -4,9 +4,11 @@
  * and GET /api/v1/assistant-graphs/{graph_id}/analytics. `sessions` is a static segment, so the
  * router prefers it to the integer `{graph_id}` of the graph routes: both resolve.
  */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { GraphAnalyticsService } from './analytics.js';
@@ -88,6 +90,7 @@ export function graphSessionRoutes(
     {
       config,
       schema: {
+        operationId: 'listGraphSessions',
         tags,
         summary: "A graph's conversation sessions, most recently started first (total in X-Total-Count)",
         params: Type.Object({ graph_id: Id }),
@@ -98,7 +101,7 @@ export function graphSessionRoutes(
             Type.Boolean({ default: false, description: 'true: only sessions still going' }),
           ),
         }),
-        response: { 200: Type.Array(SessionOut) },
+        response: { 200: Type.Array(SessionOut), ...errors({ 404: 'Graph not found in your organization' }) },
       },
     },
     async (request, reply) => {
@@ -117,10 +120,14 @@ export function graphSessionRoutes(
     {
       config,
       schema: {
+        operationId: 'getGraphSessionByCallSid',
         tags,
         summary: 'The conversation session of a call SID (the latest, should the call have had several)',
         params: Type.Object({ call_sid: Type.String({ minLength: 1, maxLength: 256 }) }),
-        response: { 200: SessionOut },
+        response: {
+          200: SessionOut,
+          ...errors({ 404: 'No graph session of your organization for this call SID' }),
+        },
       },
     },
     async (request) =>
@@ -132,13 +139,14 @@ export function graphSessionRoutes(
     {
       config,
       schema: {
+        operationId: 'getGraphAnalytics',
         tags,
         summary: 'How conversations walked the graph: sessions started in the last `days`',
         params: Type.Object({ graph_id: Id }),
         querystring: Type.Object({
           days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: 30 })),
         }),
-        response: { 200: AnalyticsOut },
+        response: { 200: AnalyticsOut, ...errors({ 404: 'Graph not found in your organization' }) },
       },
     },
     async (request) =>

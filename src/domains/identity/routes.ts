@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf, SESSION_COOKIE } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, MessageBody } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IdentityService } from './service.js';
@@ -19,6 +20,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.public },
       schema: {
+        operationId: 'registerAccount',
         tags,
         summary: 'Create an account and its first organization',
         body: Type.Object({
@@ -28,7 +30,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
           last_name: Name,
           organization_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
         }),
-        response: { 201: TokenBody },
+        response: { 201: TokenBody, ...errors({ 409: 'An account with this email already exists' }) },
       },
     },
     async (request, reply) => {
@@ -55,10 +57,11 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.public },
       schema: {
+        operationId: 'verifyEmail',
         tags,
         summary: 'Confirm an email address with the token from the verification mail',
         body: Type.Object({ token: verifyToken }),
-        response: { 200: VerifyEmailOut },
+        response: { 200: VerifyEmailOut, ...errors({ 400: 'Invalid or expired verification token' }) },
       },
     },
     async (request) => ({
@@ -72,10 +75,11 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.public },
       schema: {
+        operationId: 'verifyEmailLink',
         tags,
         summary: 'Confirm an email address by opening the link in the verification mail',
         querystring: Type.Object({ token: verifyToken }),
-        response: { 200: VerifyEmailOut },
+        response: { 200: VerifyEmailOut, ...errors({ 400: 'Invalid or expired verification token' }) },
       },
     },
     async (request) => ({
@@ -88,7 +92,12 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     '/api/v1/auth/resend-verification',
     {
       config: { access: access.user },
-      schema: { tags, summary: 'Send a new verification mail', response: { 200: MessageBody } },
+      schema: {
+        operationId: 'resendVerification',
+        tags,
+        summary: 'Send a new verification mail',
+        response: { 200: MessageBody, ...errors({ 400: 'Email address is already verified' }) },
+      },
     },
     async (request) => {
       await identity.resendVerification(principalOf(request));
@@ -101,6 +110,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.public },
       schema: {
+        operationId: 'login',
         tags,
         summary: 'Sign in: access token, refresh token, and the dashboard session cookie',
         body: Type.Object({
@@ -108,7 +118,14 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
           password: Type.String({ minLength: 1, maxLength: 256 }),
           organization_id: Type.Optional(Id),
         }),
-        response: { 200: TokenBody },
+        response: {
+          200: TokenBody,
+          ...errors({
+            401: 'Incorrect email or password',
+            403: 'Not a member of the organization asked for, or of any',
+            429: 'Too many failed sign-ins from this address or for this email (Retry-After)',
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -130,10 +147,11 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.public },
       schema: {
+        operationId: 'refreshTokens',
         tags,
         summary: 'Exchange a refresh token for new tokens (the refresh token rotates)',
         body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: { 200: TokenBody },
+        response: { 200: TokenBody, ...errors({ 401: 'Invalid, expired or already used refresh token' }) },
       },
     },
     async (request, reply) => sendSignedIn(reply, await identity.refresh(request.body.refresh_token), cookie),
@@ -144,6 +162,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.user },
       schema: {
+        operationId: 'logout',
         tags,
         summary: 'End the current session (its tokens and cookie)',
         response: { 200: MessageBody },
@@ -161,10 +180,17 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.user },
       schema: {
+        operationId: 'switchOrganization',
         tags,
         summary: 'Move the current session to another organization of the user',
         body: Type.Object({ organization_id: Id }),
-        response: { 200: TokenBody },
+        response: {
+          200: TokenBody,
+          ...errors({
+            404: 'Not a member of that organization',
+            409: 'Another request changed the session during the switch; try again',
+          }),
+        },
       },
     },
     async (request, reply) =>
@@ -180,6 +206,7 @@ export function identityRoutes(app: App, identity: IdentityService, cookie: Cook
     {
       config: { access: access.authenticated },
       schema: {
+        operationId: 'whoAmI',
         tags,
         summary: 'What the presented credential is and may do (answered without a database read)',
         response: { 200: WhoAmIOut },

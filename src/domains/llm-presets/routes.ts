@@ -1,7 +1,9 @@
 /** /api/v1/organization/llm-presets: reusable model configurations of the organization. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { IdParam, iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { LLM_PROVIDERS } from '../../lib/providers.js';
@@ -65,7 +67,12 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
     '/api/v1/organization/llm-presets',
     {
       config: { access: access.area('organization') },
-      schema: { tags, summary: 'The presets, keys masked', response: { 200: Type.Array(PresetOut) } },
+      schema: {
+        operationId: 'listLlmPresets',
+        tags,
+        summary: 'The presets, keys masked',
+        response: { 200: Type.Array(PresetOut) },
+      },
     },
     async (request) => (await presets.list(principalOf(request))).map(masked),
   );
@@ -75,6 +82,7 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
     {
       config: { access: ADMIN_WRITE },
       schema: {
+        operationId: 'createLlmPreset',
         tags,
         summary: 'Create a preset (name unique in the organization)',
         body: Type.Object({
@@ -85,7 +93,7 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
           base_url: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
           settings: Type.Optional(Settings),
         }),
-        response: { 201: PresetOut },
+        response: { 201: PresetOut, ...errors({ 409: 'A preset with this name already exists' }) },
       },
     },
     async (request, reply) => {
@@ -107,6 +115,7 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
     {
       config: { access: ADMIN_WRITE },
       schema: {
+        operationId: 'updateLlmPreset',
         tags,
         summary:
           'Change a preset (admin only); api_key: a new value replaces it, null removes it, empty or ' +
@@ -120,7 +129,13 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
           base_url: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
           settings: Type.Optional(Settings),
         }),
-        response: { 200: PresetOut },
+        response: {
+          200: PresetOut,
+          ...errors({
+            404: 'Preset not found in your organization',
+            409: 'A preset with this name already exists',
+          }),
+        },
       },
     },
     async (request) => {
@@ -142,10 +157,11 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
     {
       config: { access: ADMIN_WRITE },
       schema: {
+        operationId: 'deleteLlmPreset',
         tags,
         summary: 'Delete a preset',
         params: IdParam('preset_id'),
-        response: { 204: Type.Null() },
+        response: { 204: Type.Null(), ...errors({ 404: 'Preset not found in your organization' }) },
       },
     },
     async (request, reply) => {
@@ -160,10 +176,11 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
       // It reveals a secret, so an API key needs read_write although this is a GET.
       config: { access: { role: 'admin', area: 'organization', level: 'read_write' } },
       schema: {
+        operationId: 'applyLlmPreset',
         tags,
         summary: 'The preset with its API key in clear, to configure an assistant (admin only)',
         params: IdParam('preset_id'),
-        response: { 200: PresetOut },
+        response: { 200: PresetOut, ...errors({ 404: 'Preset not found in your organization' }) },
       },
     },
     async (request) => {

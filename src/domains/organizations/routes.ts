@@ -1,8 +1,10 @@
 /** /api/v1/organization: the caller's organization, its settings, credentials and readiness. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { invalidField } from '../../http/errors.js';
+import { errors } from '../../http/responses.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
@@ -206,6 +208,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'getOrganization',
         tags,
         summary: 'The current organization, with its stored credentials masked',
         response: { 200: OrganizationOut },
@@ -219,6 +222,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: access.user },
       schema: {
+        operationId: 'createOrganization',
         tags,
         summary: 'Create another organization; the caller becomes its admin',
         body: Type.Object({
@@ -237,7 +241,10 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
             ),
           ),
         }),
-        response: { 201: Type.Object({ ...OrganizationOut.properties }) },
+        response: {
+          201: Type.Object({ ...OrganizationOut.properties }),
+          ...errors({ 409: 'An organization with this slug already exists' }),
+        },
       },
     },
     async (request, reply) => {
@@ -253,6 +260,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: { role: 'admin', area: 'organization' } },
       schema: {
+        operationId: 'updateOrganization',
         tags,
         summary: 'Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk',
         body: OrganizationUpdateIn,
@@ -282,6 +290,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: access.admin },
       schema: {
+        operationId: 'validateCarrierCredentials',
         tags,
         summary:
           "Check carrier credentials against the carrier's API (the stored ones, or those sent); saves nothing",
@@ -301,6 +310,10 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
             valid: Type.Boolean(),
             detail: Type.String(),
             account: Nullable(Type.String()),
+          }),
+          ...errors({
+            400: 'No credentials stored for the carrier and none sent',
+            502: 'The carrier could not check the credentials (unreachable or failing)',
           }),
         },
       },
@@ -329,6 +342,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'getConfigurationStatus',
         tags,
         summary: 'Which providers have usable credentials, which are inactive and why, and what is missing',
         response: {
@@ -353,6 +367,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'getConcurrencySettings',
         tags,
         summary: 'Concurrent-session limits per speech provider',
         response: { 200: ConcurrencyOut },
@@ -366,6 +381,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
     {
       config: { access: { role: 'admin', area: 'organization' } },
       schema: {
+        operationId: 'updateConcurrencySettings',
         tags,
         summary: 'Replace the concurrent-session limits per speech provider',
         body: ConcurrencyIn,

@@ -1,7 +1,9 @@
 /** /api/v1/phone-numbers: the organization's numbers and what each one is routed to. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, IdParam, iso, Nullable } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { isTollFree } from '../../lib/phone.js';
@@ -122,11 +124,12 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     {
       config,
       schema: {
+        operationId: 'createPhoneNumber',
         tags,
         summary:
           'Register a number of one of your carrier accounts, optionally routed to an assistant or graph',
         body: PhoneNumberCreate,
-        response: { 201: PhoneNumberOut },
+        response: { 201: PhoneNumberOut, ...errors({ 409: 'The phone number is already registered' }) },
       },
     },
     async (request, reply) =>
@@ -138,6 +141,7 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     {
       config,
       schema: {
+        operationId: 'listPhoneNumbers',
         tags,
         summary: "The organization's phone numbers (total in X-Total-Count)",
         querystring: Type.Object({
@@ -166,10 +170,11 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     {
       config,
       schema: {
+        operationId: 'getPhoneNumber',
         tags,
         summary: 'One phone number',
         params: IdParam('phone_number_id'),
-        response: { 200: PhoneNumberOut },
+        response: { 200: PhoneNumberOut, ...errors({ 404: 'Phone number not found in your organization' }) },
       },
     },
     async (request) =>
@@ -181,12 +186,19 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     {
       config,
       schema: {
+        operationId: 'updatePhoneNumber',
         tags,
         summary:
           'Change the fields named; routing to an assistant ends routing to a graph and the other way round',
         params: IdParam('phone_number_id'),
         body: PhoneNumberUpdate,
-        response: { 200: PhoneNumberOut },
+        response: {
+          200: PhoneNumberOut,
+          ...errors({
+            404: 'Phone number not found in your organization',
+            409: 'The phone number is already registered',
+          }),
+        },
       },
     },
     async (request) =>
@@ -200,10 +212,11 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     {
       config,
       schema: {
+        operationId: 'deletePhoneNumber',
         tags,
         summary: 'Remove a phone number',
         params: IdParam('phone_number_id'),
-        response: { 204: Type.Null() },
+        response: { 204: Type.Null(), ...errors({ 404: 'Phone number not found in your organization' }) },
       },
     },
     async (request, reply) => {

@@ -11,6 +11,7 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { installSuccessFlagErrors } from '../../http/errors.js';
+import { errorsWith } from '../../http/responses.js';
 import { SuccessFlagErrorBody } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { CloudFunction } from '../../providers/cloud/functions.js';
@@ -105,6 +106,7 @@ export async function serverlessRoutes(app: App, serverless: ServerlessService):
         // configuration) is enough for an API key.
         config: { access: access.area('assistants', 'read'), validationStatus: 400 },
         schema: {
+          operationId: 'listServerlessFunctions',
           tags,
           summary: 'List every function of a cloud account (all pages), to configure function tools',
           description: `Parameters as query parameters, form fields (application/x-www-form-urlencoded) or a JSON body (the body may be left out); the body wins over the query. \`access_key\` and \`secret_key\` are required (400 otherwise) and are used for this call only: never stored, never logged. Errors other than 401 and 403 carry \`success: false\` and a \`message\`. 429 beyond the organization's listings per minute (default 10); 500 when the cloud fails or the listing takes longer than the deadline (default 30 s).`,
@@ -113,16 +115,13 @@ export async function serverlessRoutes(app: App, serverless: ServerlessService):
           body: Parameters,
           response: {
             200: ListOut,
-            400: {
-              ...SuccessFlagErrorBody,
-              description: 'Missing or invalid parameters; credentials refused or denied by the cloud',
-            },
-            413: { ...SuccessFlagErrorBody, description: 'Body too large' },
-            429: {
-              ...SuccessFlagErrorBody,
-              description: 'Too many listings for the organization, or API key rate limit',
-            },
-            500: { ...SuccessFlagErrorBody, description: 'The listing failed or took too long' },
+            ...errorsWith(SuccessFlagErrorBody, {
+              400: 'Missing or invalid parameters; credentials refused or denied by the cloud',
+              413: 'Body larger than the limit (BODY_LIMIT_BYTES)',
+              415: 'Unsupported media type: send application/json or application/x-www-form-urlencoded',
+              429: 'Too many listings for the organization, or API key rate limit',
+              500: 'The listing failed or took too long',
+            }),
           },
         },
         // The body is optional (the parameters may all be in the query): an absent one is valid.

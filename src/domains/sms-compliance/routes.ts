@@ -3,9 +3,11 @@
  * status, and the admin review. Every route takes only a JWT bearer access token (platform-api
  * Authentication): API keys and cookie-only sessions are refused with 403.
  */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Id, IdParam, iso, Nullable, NullableTimestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { isTollFree } from '../../lib/phone.js';
@@ -108,10 +110,11 @@ export function smsComplianceRoutes(app: App, compliance: SmsComplianceService):
     {
       config,
       schema: {
+        operationId: 'getSmsComplianceStatus',
         tags,
         summary: "A number's SMS compliance status (found: false when it was never submitted)",
         params: IdParam('phone_number_id'),
-        response: { 200: StatusOut },
+        response: { 200: StatusOut, ...errors({ 404: 'Phone number not found in your organization' }) },
       },
     },
     async (request) =>
@@ -123,11 +126,18 @@ export function smsComplianceRoutes(app: App, compliance: SmsComplianceService):
     {
       config,
       schema: {
+        operationId: 'submitSmsCompliance',
         tags,
         summary:
           'Submit a number for review; a pending or rejected submission is replaced and back to pending, an approved one answers 409',
         body: Submission,
-        response: { 200: StatusOut },
+        response: {
+          200: StatusOut,
+          ...errors({
+            404: 'Phone number not found in your organization',
+            409: 'Already approved: an admin must set it back to pending first',
+          }),
+        },
       },
     },
     async (request) => statusView(await compliance.submit(principalOf(request), request.body)),
@@ -138,10 +148,11 @@ export function smsComplianceRoutes(app: App, compliance: SmsComplianceService):
     {
       config,
       schema: {
+        operationId: 'getSmsCanSend',
         tags,
         summary: 'Whether the number may send outbound SMS (only when approved), and why',
         params: IdParam('phone_number_id'),
-        response: { 200: CanSendOut },
+        response: { 200: CanSendOut, ...errors({ 404: 'Phone number not found in your organization' }) },
       },
     },
     async (request) => compliance.canSend(principalOf(request), request.params.phone_number_id),
@@ -152,6 +163,7 @@ export function smsComplianceRoutes(app: App, compliance: SmsComplianceService):
     {
       config,
       schema: {
+        operationId: 'getSmsComplianceSummary',
         tags,
         summary: 'Every number of the organization with its status (never submitted: not_submitted)',
         response: { 200: SummaryOut },
@@ -180,6 +192,7 @@ export function smsComplianceRoutes(app: App, compliance: SmsComplianceService):
     {
       config: { access: { ...access.jwtOnly, role: 'admin' } },
       schema: {
+        operationId: 'setSmsComplianceStatus',
         tags,
         summary:
           'Review a submitted number (admin only): approved, rejected (with rejection_reason) or back to pending',
@@ -190,7 +203,10 @@ export function smsComplianceRoutes(app: App, compliance: SmsComplianceService):
             Type.String({ maxLength: 1000, description: 'Required with rejected; refused otherwise' }),
           ),
         }),
-        response: { 200: StatusOut },
+        response: {
+          200: StatusOut,
+          ...errors({ 404: 'Phone number not found, or it has no submission yet' }),
+        },
       },
     },
     async (request) =>

@@ -1,7 +1,9 @@
 /** /sms: send (queued under the number's rate, or now), look up, cancel, and the queue's state. */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { errors } from '../../http/responses.js';
 import { Nullable } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { MessageOut, SendAnswer, SendBody } from './schemas.js';
@@ -17,6 +19,7 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms', 'read_write'), validationStatus: 400 },
       schema: {
+        operationId: 'sendSms',
         tags,
         summary: 'Send an SMS or MMS from a number routed to an assistant',
         description:
@@ -25,7 +28,18 @@ export function smsRoutes(app: App, sms: SmsService): void {
           'Header Idempotency-Key wins over the body field; keys are kept 24 hours per organization.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 256 })) }),
         body: SendBody,
-        response: { 200: SendAnswer },
+        response: {
+          200: SendAnswer,
+          ...errors({
+            400: 'Invalid body or numbers, a SIP trunk number, or no carrier credentials',
+            403: 'Not allowed, or SMS compliance is enforced and the number is not approved',
+            404: 'No assistant for from_phone_number',
+            409: 'A request with this idempotency key is still being processed',
+            422: 'The idempotency key was used with a different body',
+            // Kept under the idempotency key as it was answered: a repeat gets the same 500.
+            500: 'The carrier did not send the message (queue: false); detail gives its words',
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -40,6 +54,7 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms') },
       schema: {
+        operationId: 'getSmsQueueStats',
         tags,
         summary: 'Outbound messages per status, and the queue of each sending number',
         response: {
@@ -81,10 +96,11 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms') },
       schema: {
+        operationId: 'getSms',
         tags,
         summary: 'A message and its status',
         params: MessageParams,
-        response: { 200: MessageOut },
+        response: { 200: MessageOut, ...errors({ 404: 'Message not found in your organization' }) },
       },
     },
     async (request) => messageView(await sms.get(principalOf(request), request.params.message_id)),
@@ -95,11 +111,18 @@ export function smsRoutes(app: App, sms: SmsService): void {
     {
       config: { access: access.area('sms', 'read_write') },
       schema: {
+        operationId: 'cancelSms',
         tags,
         summary:
           'Cancel a message still queued (it stays, with status cancelled); 409 once it is sending or sent',
         params: MessageParams,
-        response: { 204: Type.Null() },
+        response: {
+          204: Type.Null(),
+          ...errors({
+            404: 'Message not found in your organization',
+            409: 'Only a queued message can be cancelled',
+          }),
+        },
       },
     },
     async (request, reply) => {

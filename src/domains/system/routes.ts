@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { Database } from '../../db/client.js';
 import { access } from '../../http/access.js';
 import { unauthorized } from '../../http/errors.js';
+import { errors } from '../../http/responses.js';
 import type { App } from '../../http/types.js';
 import { safeEqual } from '../../lib/crypto.js';
 import type { JobQueue } from '../../queue/queue.js';
@@ -25,6 +26,7 @@ export function systemRoutes(
     {
       config: { access: access.public },
       schema: {
+        operationId: 'getHealth',
         tags,
         summary: 'Liveness and readiness: 200 when the database and the job queue answer, 503 otherwise',
         response: {
@@ -34,12 +36,15 @@ export function systemRoutes(
             queue: Type.String(),
             version: Type.String(),
           }),
-          503: Type.Object({
-            status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-            database: Type.String(),
-            queue: Type.String(),
-            version: Type.String(),
-          }),
+          503: Type.Object(
+            {
+              status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+              database: Type.String(),
+              queue: Type.String(),
+              version: Type.String(),
+            },
+            { description: 'The database or the job queue is not answering' },
+          ),
         },
       },
     },
@@ -61,9 +66,16 @@ export function systemRoutes(
     {
       config: { access: access.public },
       schema: {
+        operationId: 'getMetrics',
         tags,
         summary: 'Prometheus metrics (bearer METRICS_TOKEN when configured)',
-        produces: ['text/plain'],
+        response: {
+          200: {
+            description: 'The metrics in the Prometheus text format',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+          ...errors({ 401: 'METRICS_TOKEN is configured and the bearer token is not it' }),
+        },
       },
       onRequest: async (request) => {
         if (!deps.metricsToken) return;

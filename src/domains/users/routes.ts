@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { invalidField } from '../../http/errors.js';
+import { errors } from '../../http/responses.js';
 import { iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IdentityService } from '../identity/service.js';
@@ -76,6 +77,7 @@ export function userRoutes(
     {
       config: { access: access.authenticated },
       schema: {
+        operationId: 'getMyProfile',
         tags,
         summary: 'The authenticated user, their role here, and every organization they belong to',
         response: { 200: ProfileOut },
@@ -93,6 +95,7 @@ export function userRoutes(
     {
       config: { access: access.user },
       schema: {
+        operationId: 'updateMyProfile',
         tags,
         summary: 'Change your name, email (verified again) or preferences',
         body: Type.Object({
@@ -109,7 +112,7 @@ export function userRoutes(
             ),
           ),
         }),
-        response: { 200: ProfileOut },
+        response: { 200: ProfileOut, ...errors({ 409: 'An account with this email already exists' }) },
       },
     },
     async (request) => {
@@ -131,6 +134,7 @@ export function userRoutes(
     {
       config: { access: access.user },
       schema: {
+        operationId: 'changePassword',
         tags,
         summary: 'Set a new password; every other session of yours ends',
         body: Type.Object({
@@ -140,7 +144,10 @@ export function userRoutes(
           }),
           new_password: Password,
         }),
-        response: { 200: Type.Object({ message: Type.String(), sessions_ended: Type.Integer() }) },
+        response: {
+          200: Type.Object({ message: Type.String(), sessions_ended: Type.Integer() }),
+          ...errors({ 400: 'Current password is incorrect' }),
+        },
       },
     },
     async (request) => {
@@ -158,6 +165,7 @@ export function userRoutes(
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'listMembers',
         tags,
         summary: "The organization's members and their roles",
         response: { 200: Type.Array(MemberOut) },
@@ -171,6 +179,7 @@ export function userRoutes(
     {
       config: { access: { role: 'admin', area: 'organization' } },
       schema: {
+        operationId: 'inviteMember',
         tags,
         summary: 'Invite someone by email; the mail carries a single-use token valid for 7 days',
         body: Type.Object({
@@ -179,7 +188,10 @@ export function userRoutes(
           last_name: Name,
           role: Type.Union([Type.Literal('user'), Type.Literal('admin')], { default: 'user' }),
         }),
-        response: { 201: InvitationOut },
+        response: {
+          201: InvitationOut,
+          ...errors({ 409: 'This person is already a member of the organization' }),
+        },
       },
     },
     async (request, reply) => {
@@ -199,6 +211,7 @@ export function userRoutes(
     {
       config: { access: access.public },
       schema: {
+        operationId: 'getInvitation',
         tags,
         summary: 'What an invitation token is for (public: the token is the credential)',
         params: Type.Object({ token: InvitationToken }),
@@ -211,6 +224,7 @@ export function userRoutes(
             role: RoleOut,
             expires_at: Timestamp,
           }),
+          ...errors({ 404: 'Invitation not found or no longer valid' }),
         },
       },
     },
@@ -232,6 +246,7 @@ export function userRoutes(
     {
       config: { access: access.public },
       schema: {
+        operationId: 'acceptInvitation',
         tags,
         summary: 'Accept an invitation: creates the account (or joins an existing one) and signs it in',
         body: Type.Object({
@@ -239,7 +254,14 @@ export function userRoutes(
           password: Password,
           confirm_password: Type.String({ maxLength: 256 }),
         }),
-        response: { 200: TokenBody },
+        response: {
+          200: TokenBody,
+          ...errors({
+            401: 'An account with this email exists and the password is not its own',
+            404: 'Invitation not found or no longer valid',
+            409: 'An account with this email was created meanwhile; try again',
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -2,10 +2,12 @@
  * /api/v1/organization/webhook-secret and /api/v1/organization/webhook-deliveries: the secret that
  * signs the organization's outgoing webhooks, the log of every delivery, redelivery and a test event.
  */
+
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
+import { errors } from '../../http/responses.js';
 import { IdParam, iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { DeliveryRow, WebhookService } from './service.js';
@@ -93,6 +95,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     {
       config: { access: signedInAdmin },
       schema: {
+        operationId: 'getWebhookSecret',
         tags,
         summary: 'The secret that signs outgoing webhooks (made on first use)',
         response: { 200: SecretOut },
@@ -106,6 +109,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     {
       config: { access: signedInAdmin },
       schema: {
+        operationId: 'rotateWebhookSecret',
         tags,
         summary: 'Replace the webhook secret; the old one stops signing at once',
         response: { 200: SecretOut },
@@ -119,6 +123,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     {
       config: { access: access.area('organization') },
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags,
         summary: 'Every webhook delivery of the organization, newest first',
         querystring: Type.Object({
@@ -144,6 +149,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     {
       config: { access: adminWrite },
       schema: {
+        operationId: 'sendTestWebhook',
         tags,
         summary: 'Send a signed `webhook.test` event to a URL',
         body: TestBody,
@@ -158,10 +164,17 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     {
       config: { access: adminWrite },
       schema: {
+        operationId: 'redeliverWebhook',
         tags,
         summary: 'Send a delivered or failed event again (same event id, fresh signature)',
         params: IdParam('delivery_id'),
-        response: { 200: DeliveryOut },
+        response: {
+          200: DeliveryOut,
+          ...errors({
+            404: 'Webhook delivery not found in your organization',
+            409: 'The delivery is still pending (being sent or waiting for a retry)',
+          }),
+        },
       },
     },
     async (request) =>
