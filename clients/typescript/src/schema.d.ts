@@ -11,47 +11,7 @@ export interface paths {
       cookie?: never;
     };
     /** Liveness and readiness: 200 when the database and the job queue answer, 503 otherwise */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              status: 'ok' | 'degraded';
-              database: string;
-              queue: string;
-              version: string;
-            };
-          };
-        };
-        /** @description Default Response */
-        '2XX': {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              status: 'ok' | 'degraded';
-              database: string;
-              queue: string;
-              version: string;
-            };
-          };
-        };
-      };
-    };
+    get: operations['getHealth'];
     put?: never;
     post?: never;
     delete?: never;
@@ -68,16 +28,7 @@ export interface paths {
       cookie?: never;
     };
     /** Prometheus metrics (bearer METRICS_TOKEN when configured) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: never;
-    };
+    get: operations['getMetrics'];
     put?: never;
     post?: never;
     delete?: never;
@@ -96,57 +47,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Create an account and its first organization */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** Format: email */
-            email: string;
-            password: string;
-            /** @description Not blank */
-            first_name: string;
-            /** @description Not blank */
-            last_name: string;
-            organization_name?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['TokenBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['registerAccount'];
     delete?: never;
     options?: never;
     head?: never;
@@ -161,89 +62,10 @@ export interface paths {
       cookie?: never;
     };
     /** Confirm an email address by opening the link in the verification mail */
-    get: {
-      parameters: {
-        query: {
-          token: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              message: string;
-              user: components['schemas']['User'];
-            };
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['verifyEmailLink'];
     put?: never;
     /** Confirm an email address with the token from the verification mail */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              message: string;
-              user: components['schemas']['User'];
-            };
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['verifyEmail'];
     delete?: never;
     options?: never;
     head?: never;
@@ -261,48 +83,9 @@ export interface paths {
     put?: never;
     /**
      * Send a new verification mail
-     * @description Accepts: JWT, session cookie. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              message: string;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['resendVerification'];
     delete?: never;
     options?: never;
     head?: never;
@@ -319,52 +102,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Sign in: access token, refresh token, and the dashboard session cookie */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            email: string;
-            password: string;
-            organization_id?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['TokenBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['login'];
     delete?: never;
     options?: never;
     head?: never;
@@ -381,50 +119,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Exchange a refresh token for new tokens (the refresh token rotates) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            refresh_token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['TokenBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['refreshTokens'];
     delete?: never;
     options?: never;
     head?: never;
@@ -442,48 +137,9 @@ export interface paths {
     put?: never;
     /**
      * End the current session (its tokens and cookie)
-     * @description Accepts: JWT, session cookie. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              message: string;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['logout'];
     delete?: never;
     options?: never;
     head?: never;
@@ -501,70 +157,9 @@ export interface paths {
     put?: never;
     /**
      * Move the current session to another organization of the user
-     * @description Accepts: JWT, session cookie. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            organization_id: number;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['TokenBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['switchOrganization'];
     delete?: never;
     options?: never;
     head?: never;
@@ -582,53 +177,7 @@ export interface paths {
      * What the presented credential is and may do (answered without a database read)
      * @description Accepts: API key, JWT, session cookie.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['WhoAmI'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['whoAmI'];
     put?: never;
     post?: never;
     delete?: never;
@@ -648,130 +197,12 @@ export interface paths {
      * The authenticated user, their role here, and every organization they belong to
      * @description Accepts: API key, JWT, session cookie.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Profile'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getMyProfile'];
     /**
      * Change your name, email (verified again) or preferences
-     * @description Accepts: JWT, session cookie. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description Not blank */
-            first_name?: string;
-            /** @description Not blank */
-            last_name?: string;
-            /** Format: email */
-            email?: string;
-            /** @description Replaces the stored preferences. `timezone` is an IANA zone. */
-            preferences?: {
-              timezone?: string;
-            } & {
-              [key: string]: unknown;
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Profile'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateMyProfile'];
     post?: never;
     delete?: never;
     options?: never;
@@ -790,75 +221,9 @@ export interface paths {
     put?: never;
     /**
      * Set a new password; every other session of yours ends
-     * @description Accepts: JWT, session cookie. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description Empty when the account has no password yet */
-            current_password: string;
-            new_password: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              message: string;
-              sessions_ended: number;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['changePassword'];
     delete?: never;
     options?: never;
     head?: never;
@@ -874,55 +239,9 @@ export interface paths {
     };
     /**
      * The organization's members and their roles
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Member'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listMembers'];
     put?: never;
     post?: never;
     delete?: never;
@@ -942,89 +261,9 @@ export interface paths {
     put?: never;
     /**
      * Invite someone by email; the mail carries a single-use token valid for 7 days
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** Format: email */
-            email: string;
-            /** @description Not blank */
-            first_name: string;
-            /** @description Not blank */
-            last_name: string;
-            /**
-             * @default user
-             * @enum {string}
-             */
-            role: 'user' | 'admin';
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Invitation'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['inviteMember'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1039,46 +278,7 @@ export interface paths {
       cookie?: never;
     };
     /** What an invitation token is for (public: the token is the credential) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          token: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              organization_name: string;
-              email: string;
-              first_name: string;
-              last_name: string;
-              /** @enum {string} */
-              role: 'admin' | 'user';
-              /** Format: date-time */
-              expires_at: string;
-            };
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getInvitation'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1097,52 +297,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Accept an invitation: creates the account (or joins an existing one) and signs it in */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            token: string;
-            password: string;
-            confirm_password: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['TokenBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['acceptInvitation'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1158,135 +313,15 @@ export interface paths {
     };
     /**
      * The caller's API keys in this organization (never the secrets)
-     * @description Accepts: JWT, session cookie.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ApiKey'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listApiKeys'];
     put?: never;
     /**
      * Create an API key; the secret `key` is returned only in this response
-     * @description Accepts: JWT, session cookie. Requires a verified email address. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. Requires a verified email address. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string;
-            /** @description Area → access level. Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization. Levels: read, read_write. An area not named is denied. */
-            permissions?: {
-              /** @enum {string} */
-              assistants?: 'read' | 'read_write';
-              /** @enum {string} */
-              calls?: 'read' | 'read_write';
-              /** @enum {string} */
-              campaigns?: 'read' | 'read_write';
-              /** @enum {string} */
-              graphs?: 'read' | 'read_write';
-              /** @enum {string} */
-              sms?: 'read' | 'read_write';
-              /** @enum {string} */
-              phone_numbers?: 'read' | 'read_write';
-              /** @enum {string} */
-              organization?: 'read' | 'read_write';
-            };
-            /** @description Requests per minute for this key; null for no limit. */
-            rate_limit?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              api_key: components['schemas']['ApiKey'];
-              key: string;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createApiKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1303,144 +338,15 @@ export interface paths {
     get?: never;
     /**
      * Rename, re-scope, re-limit, deactivate or reactivate an API key
-     * @description Accepts: JWT, session cookie. Requires a verified email address. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. Requires a verified email address. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          key_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string;
-            /** @description Area → access level. Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization. Levels: read, read_write. An area not named is denied. */
-            permissions?: {
-              /** @enum {string} */
-              assistants?: 'read' | 'read_write';
-              /** @enum {string} */
-              calls?: 'read' | 'read_write';
-              /** @enum {string} */
-              campaigns?: 'read' | 'read_write';
-              /** @enum {string} */
-              graphs?: 'read' | 'read_write';
-              /** @enum {string} */
-              sms?: 'read' | 'read_write';
-              /** @enum {string} */
-              phone_numbers?: 'read' | 'read_write';
-              /** @enum {string} */
-              organization?: 'read' | 'read_write';
-            };
-            /** @description Requests per minute for this key; null for no limit. */
-            rate_limit?: number | null;
-            is_active?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ApiKey'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateApiKey'];
     post?: never;
     /**
      * Delete an API key; it stops working at once
-     * @description Accepts: JWT, session cookie. Requires a verified email address. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. Requires a verified email address. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          key_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteApiKey'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1455,228 +361,14 @@ export interface paths {
     };
     /**
      * The current organization, with its stored credentials masked
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Organization'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getOrganization'];
     /**
      * Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string;
-            /** @description Merged into the stored settings: named keys change, a null value removes the key. */
-            settings?: {
-              default_timezone?: string | null;
-              hipaa_enabled?: boolean | null;
-              baa_signed?: boolean | null;
-              enforce_sms_compliance?: boolean | null;
-            } & {
-              [key: string]: unknown;
-            };
-            /** @description Vendor id → {api_key}; null removes it. Vendors: llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d. A masked value (****…) keeps the stored key. */
-            api_keys?: {
-              llm_a?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              llm_b?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              llm_c?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              llm_d?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              llm_e?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              stt_a?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              tts_a?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              tts_b?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              tts_c?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-              tts_d?: {
-                /** @description API key */
-                api_key: string;
-                /** @description Read-only, as GET shows it; ignored */
-                active?: boolean;
-              } | null;
-            };
-            sip_trunk_config?: {
-              sip_domain?: string;
-              inbound_enabled?: boolean;
-              username?: string;
-              /** @description SIP password */
-              password?: string;
-            } | null;
-            carrier_a?: {
-              account_sid: string;
-              /** @description Auth token */
-              auth_token: string;
-            } | null;
-            carrier_b?: {
-              /** @description API key */
-              api_key: string;
-              connection_id: string;
-              /** @description The account's Ed25519 public key (base64 or PEM); incoming webhooks are verified with it */
-              public_key?: string;
-            } | null;
-            carrier_c?: {
-              application_id: string;
-              /** @description Private key (PEM) */
-              private_key: string;
-              /** @description Signature secret; incoming webhooks are verified with it */
-              signature_secret?: string;
-            } | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Organization'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateOrganization'];
     post?: never;
     delete?: never;
     options?: never;
@@ -1695,109 +387,9 @@ export interface paths {
     put?: never;
     /**
      * Create another organization; the caller becomes its admin
-     * @description Accepts: JWT, session cookie. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string;
-            /** @description 3-63 lower-case letters, digits and hyphens; unique on the platform */
-            slug: string;
-            description?: string | null;
-            domain?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              id: number;
-              name: string;
-              slug: string;
-              description: string | null;
-              domain: string | null;
-              settings: {
-                [key: string]: unknown;
-              };
-              api_keys: {
-                [key: string]: {
-                  api_key: string;
-                  active: boolean;
-                };
-              };
-              carrier_a: {
-                [key: string]: string;
-              } | null;
-              carrier_b: {
-                [key: string]: string;
-              } | null;
-              carrier_c: {
-                [key: string]: string;
-              } | null;
-              sip_trunk_config: {
-                [key: string]: unknown;
-              } | null;
-              inactive_keys: {
-                provider: string;
-                reason: string;
-              }[];
-              /** Format: date-time */
-              created_at: string;
-              /** Format: date-time */
-              updated_at: string;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createOrganization'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1817,71 +409,9 @@ export interface paths {
      * Check carrier credentials against the carrier's API (the stored ones, or those sent); saves nothing
      * @description Body (optional): the credentials to check, shaped as in PUT /api/v1/organization; a masked secret means the stored one. Without a body the stored credentials are checked.
      *
-     *     Accepts: API key, JWT, session cookie. Requires the admin role. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. Requires the admin role. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          carrier: 'carrier_a' | 'carrier_b' | 'carrier_c';
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              provider: string;
-              valid: boolean;
-              detail: string;
-              account: string | null;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['validateCarrierCredentials'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1897,108 +427,9 @@ export interface paths {
     };
     /**
      * Which providers have usable credentials, which are inactive and why, and what is missing
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              ready: boolean;
-              missing: string[];
-              providers: {
-                telephony: {
-                  ready: boolean;
-                  usable: {
-                    provider: string;
-                    sources: string[];
-                  }[];
-                  inactive: {
-                    provider: string;
-                    source: string;
-                    reason: string;
-                  }[];
-                };
-                llm: {
-                  ready: boolean;
-                  usable: {
-                    provider: string;
-                    sources: string[];
-                  }[];
-                  inactive: {
-                    provider: string;
-                    source: string;
-                    reason: string;
-                  }[];
-                };
-                stt: {
-                  ready: boolean;
-                  usable: {
-                    provider: string;
-                    sources: string[];
-                  }[];
-                  inactive: {
-                    provider: string;
-                    source: string;
-                    reason: string;
-                  }[];
-                };
-                tts: {
-                  ready: boolean;
-                  usable: {
-                    provider: string;
-                    sources: string[];
-                  }[];
-                  inactive: {
-                    provider: string;
-                    source: string;
-                    reason: string;
-                  }[];
-                };
-              };
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getConfigurationStatus'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2016,179 +447,14 @@ export interface paths {
     };
     /**
      * Concurrent-session limits per speech provider
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              tts: {
-                [key: string]: {
-                  enabled: boolean;
-                  concurrent_limit: number;
-                };
-              };
-              stt: {
-                [key: string]: {
-                  enabled: boolean;
-                  concurrent_limit: number;
-                };
-              };
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getConcurrencySettings'];
     /**
      * Replace the concurrent-session limits per speech provider
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            tts?: {
-              tts_a?: {
-                enabled: boolean;
-                concurrent_limit: number;
-              };
-              tts_b?: {
-                enabled: boolean;
-                concurrent_limit: number;
-              };
-              tts_c?: {
-                enabled: boolean;
-                concurrent_limit: number;
-              };
-              tts_d?: {
-                enabled: boolean;
-                concurrent_limit: number;
-              };
-            };
-            stt?: {
-              stt_a?: {
-                enabled: boolean;
-                concurrent_limit: number;
-              };
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              tts: {
-                [key: string]: {
-                  enabled: boolean;
-                  concurrent_limit: number;
-                };
-              };
-              stt: {
-                [key: string]: {
-                  enabled: boolean;
-                  concurrent_limit: number;
-                };
-              };
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateConcurrencySettings'];
     post?: never;
     delete?: never;
     options?: never;
@@ -2205,59 +471,9 @@ export interface paths {
     };
     /**
      * The organization's balance
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description Amount in the wallet currency, at most 4 decimals. */
-              balance: number;
-              currency: string;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getWallet'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2275,70 +491,9 @@ export interface paths {
     };
     /**
      * Every credit and charge of the wallet, newest first
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          page?: number;
-          per_page?: number;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              entries: components['schemas']['LedgerEntry'][];
-              pagination: components['schemas']['Pagination'];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listLedgerEntries'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2356,146 +511,15 @@ export interface paths {
     };
     /**
      * The presets, keys masked
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['LlmPreset'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listLlmPresets'];
     put?: never;
     /**
      * Create a preset (name unique in the organization)
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string;
-            /** @enum {string} */
-            provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-            model: string;
-            api_key?: string | null;
-            base_url?: string | null;
-            /** @description Model parameters (known ones are range-checked). */
-            settings?: {
-              temperature?: number;
-              max_tokens?: number;
-              top_p?: number;
-              frequency_penalty?: number;
-              presence_penalty?: number;
-            } & {
-              [key: string]: unknown;
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['LlmPreset'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createLlmPreset'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2512,157 +536,15 @@ export interface paths {
     get?: never;
     /**
      * Change a preset (admin only); api_key: a new value replaces it, null removes it, empty or masked keeps it while provider and base_url stay (422 otherwise: send the key again)
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          preset_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string;
-            /** @enum {string} */
-            provider?: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
-            model?: string;
-            api_key?: string | null;
-            base_url?: string | null;
-            /** @description Model parameters (known ones are range-checked). */
-            settings?: {
-              temperature?: number;
-              max_tokens?: number;
-              top_p?: number;
-              frequency_penalty?: number;
-              presence_penalty?: number;
-            } & {
-              [key: string]: unknown;
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['LlmPreset'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateLlmPreset'];
     post?: never;
     /**
      * Delete a preset
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          preset_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteLlmPreset'];
     options?: never;
     head?: never;
     patch?: never;
@@ -2679,64 +561,7 @@ export interface paths {
      * The preset with its API key in clear, to configure an assistant (admin only)
      * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          preset_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['LlmPreset'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['applyLlmPreset'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2754,171 +579,15 @@ export interface paths {
     };
     /**
      * The provider's fallback keys (metadata only)
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
-          provider:
-            | 'llm_a'
-            | 'llm_b'
-            | 'llm_c'
-            | 'llm_d'
-            | 'llm_e'
-            | 'stt_a'
-            | 'tts_a'
-            | 'tts_b'
-            | 'tts_c'
-            | 'tts_d';
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['FallbackKey'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listFallbackKeys'];
     put?: never;
     /**
      * Add a fallback key for the provider (name unique per provider)
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
-          provider:
-            | 'llm_a'
-            | 'llm_b'
-            | 'llm_c'
-            | 'llm_d'
-            | 'llm_e'
-            | 'stt_a'
-            | 'tts_a'
-            | 'tts_b'
-            | 'tts_c'
-            | 'tts_d';
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string;
-            api_key: string;
-            /** @default true */
-            enabled: boolean;
-            /** @description Sessions this key may serve at once; null for no limit of its own. */
-            concurrent_limit?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['FallbackKey'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createFallbackKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2935,170 +604,15 @@ export interface paths {
     get?: never;
     /**
      * Change a fallback key; api_key changes only when a non-empty value is sent
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
-          provider:
-            | 'llm_a'
-            | 'llm_b'
-            | 'llm_c'
-            | 'llm_d'
-            | 'llm_e'
-            | 'stt_a'
-            | 'tts_a'
-            | 'tts_b'
-            | 'tts_c'
-            | 'tts_d';
-          key_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string;
-            api_key?: string;
-            enabled?: boolean;
-            /** @description Sessions this key may serve at once; null for no limit of its own. */
-            concurrent_limit?: number | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['FallbackKey'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateFallbackKey'];
     post?: never;
     /**
      * Delete a fallback key
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
-          provider:
-            | 'llm_a'
-            | 'llm_b'
-            | 'llm_c'
-            | 'llm_d'
-            | 'llm_e'
-            | 'stt_a'
-            | 'tts_a'
-            | 'tts_b'
-            | 'tts_c'
-            | 'tts_d';
-          key_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteFallbackKey'];
     options?: never;
     head?: never;
     patch?: never;
@@ -3113,267 +627,15 @@ export interface paths {
     };
     /**
      * The organization's assistants (total in X-Total-Count)
-     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          skip?: number;
-          limit?: number;
-          active_only?: boolean;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Assistant'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listAssistants'];
     put?: never;
     /**
      * Create an assistant; every omitted setting takes its documented default
-     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "name": "Front desk",
-           *       "description": "Answers the main line",
-           *       "is_active": true,
-           *       "llm_provider": "llm_a",
-           *       "llm_provider_config": {
-           *         "api_key": "sk-…",
-           *         "model": "gpt-4o-mini"
-           *       },
-           *       "llm_settings": {
-           *         "temperature": 0.7,
-           *         "max_tokens": 1000,
-           *         "system_prompt": "You are the front desk of Example Dental. Be brief and kind.",
-           *         "welcome_message": "Hello, Example Dental, how can I help?",
-           *         "top_p": 1,
-           *         "frequency_penalty": 0,
-           *         "presence_penalty": 0,
-           *         "stop_sequences": []
-           *       },
-           *       "interruption_settings": {
-           *         "interruption_threshold": 3,
-           *         "min_speaking_time": 0.5,
-           *         "interruption_cooldown": 2
-           *       },
-           *       "tts_settings": {
-           *         "provider": "tts_a",
-           *         "voice_id": "rachel",
-           *         "model_id": "eleven_turbo_v2",
-           *         "latency": 1,
-           *         "stability": 0.5,
-           *         "similarity_boost": 0.75,
-           *         "style": 0,
-           *         "use_speaker_boost": true,
-           *         "provider_config": {}
-           *       },
-           *       "stt_settings": {
-           *         "model": "nova-3",
-           *         "language": "en-US",
-           *         "punctuate": true,
-           *         "interim_results": true,
-           *         "endpointing": {
-           *           "silence_threshold": 500,
-           *           "min_silence_duration": 500
-           *         },
-           *         "utterance_end_ms": 1000,
-           *         "vad_turnoff": 500,
-           *         "smart_format": true,
-           *         "keywords": [],
-           *         "keyterms": [
-           *           "Example Dental",
-           *           "hygienist"
-           *         ],
-           *         "audio_denoising": false
-           *       },
-           *       "tools_settings": {
-           *         "enabled_tools": [
-           *           "end_call",
-           *           "transfer_call"
-           *         ],
-           *         "end_call": {
-           *           "enabled": true,
-           *           "scenarios": [
-           *             "the caller says goodbye"
-           *           ],
-           *           "custom_message": "Goodbye!"
-           *         },
-           *         "transfer_call": {
-           *           "enabled": true,
-           *           "scenarios": [
-           *             "the caller asks for a person"
-           *           ],
-           *           "custom_message": "Connecting you now.",
-           *           "transfer_numbers": [
-           *             "+14155552671"
-           *           ]
-           *         },
-           *         "custom_tools": []
-           *       },
-           *       "rag_settings": {
-           *         "enabled": false,
-           *         "search_limit": 3,
-           *         "similarity_threshold": 0.7,
-           *         "embedding_model": "text-embedding-3-small",
-           *         "chunking_strategy": "recursive",
-           *         "chunk_size": 1000,
-           *         "chunk_overlap": 200,
-           *         "auto_process": true,
-           *         "include_metadata": true,
-           *         "context_window_tokens": 4000
-           *       },
-           *       "llm_fallback_providers": {
-           *         "enabled": true,
-           *         "fallbacks": [
-           *           {
-           *             "provider": "llm_b",
-           *             "api_key": "…",
-           *             "model": "claude-3-5-haiku"
-           *           }
-           *         ]
-           *       },
-           *       "custom_settings": {
-           *         "structured_data_prompt": "Extract the caller's name and reason for calling.",
-           *         "structured_data_schema": {
-           *           "type": "object",
-           *           "properties": {
-           *             "name": {
-           *               "type": "string"
-           *             },
-           *             "reason": {
-           *               "type": "string"
-           *             }
-           *           }
-           *         }
-           *       },
-           *       "webhook_url": "https://example.com/hooks/calls",
-           *       "sms_webhook_url": "https://example.com/hooks/sms",
-           *       "messaging_service_sid": "MG…",
-           *       "end_call_message": "Thanks for calling!",
-           *       "transfer_call_message": "Please hold while I transfer you.",
-           *       "idle_message": "Are you still there?",
-           *       "max_idle_messages": 2,
-           *       "idle_timeout": 10
-           *     }
-           */
-          'application/json': components['schemas']['AssistantCreate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Assistant'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createAssistant'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3389,208 +651,20 @@ export interface paths {
     };
     /**
      * One assistant, secrets masked
-     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          assistant_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Assistant'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getAssistant'];
     /**
      * Change the fields named; a nested object given replaces the stored one (after validation)
-     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          assistant_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "description": "Answers the main line after hours",
-           *       "idle_timeout": 15
-           *     }
-           */
-          'application/json': components['schemas']['AssistantUpdate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Assistant'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateAssistant'];
     post?: never;
     /**
      * Delete an assistant
-     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          assistant_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteAssistant'];
     options?: never;
     head?: never;
     patch?: never;
@@ -3605,167 +679,15 @@ export interface paths {
     };
     /**
      * The organization's phone numbers (total in X-Total-Count)
-     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          skip?: number;
-          limit?: number;
-          assistant_id?: number;
-          provider?: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['PhoneNumber'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listPhoneNumbers'];
     put?: never;
     /**
      * Register a number of one of your carrier accounts, optionally routed to an assistant or graph
-     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "phone_number": "+1 (415) 555-2671",
-           *       "provider": "carrier_a",
-           *       "friendly_name": "Support line",
-           *       "assistant_id": 7
-           *     }
-           */
-          'application/json': components['schemas']['PhoneNumberCreate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": 3,
-             *       "organization_id": 1,
-             *       "phone_number": "+14155552671",
-             *       "provider": "carrier_a",
-             *       "friendly_name": "Support line",
-             *       "assistant_id": 7,
-             *       "assistant_name": "Front desk",
-             *       "graph_id": null,
-             *       "is_toll_free": false,
-             *       "sms_rate_per_second": 1,
-             *       "created_at": "2026-11-21T09:00:00.000Z",
-             *       "updated_at": "2026-11-21T09:00:00.000Z"
-             *     }
-             */
-            'application/json': components['schemas']['PhoneNumber'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createPhoneNumber'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3781,240 +703,20 @@ export interface paths {
     };
     /**
      * One phone number
-     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          phone_number_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": 3,
-             *       "organization_id": 1,
-             *       "phone_number": "+14155552671",
-             *       "provider": "carrier_a",
-             *       "friendly_name": "Support line",
-             *       "assistant_id": 7,
-             *       "assistant_name": "Front desk",
-             *       "graph_id": null,
-             *       "is_toll_free": false,
-             *       "sms_rate_per_second": 1,
-             *       "created_at": "2026-11-21T09:00:00.000Z",
-             *       "updated_at": "2026-11-21T09:00:00.000Z"
-             *     }
-             */
-            'application/json': components['schemas']['PhoneNumber'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getPhoneNumber'];
     /**
      * Change the fields named; routing to an assistant ends routing to a graph and the other way round
-     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          phone_number_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "friendly_name": "Main line",
-           *       "assistant_id": 8
-           *     }
-           */
-          'application/json': components['schemas']['PhoneNumberUpdate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "id": 3,
-             *       "organization_id": 1,
-             *       "phone_number": "+14155552671",
-             *       "provider": "carrier_a",
-             *       "friendly_name": "Support line",
-             *       "assistant_id": 7,
-             *       "assistant_name": "Front desk",
-             *       "graph_id": null,
-             *       "is_toll_free": false,
-             *       "sms_rate_per_second": 1,
-             *       "created_at": "2026-11-21T09:00:00.000Z",
-             *       "updated_at": "2026-11-21T09:00:00.000Z"
-             *     }
-             */
-            'application/json': components['schemas']['PhoneNumber'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updatePhoneNumber'];
     post?: never;
     /**
      * Remove a phone number
-     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `phone_numbers: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          phone_number_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deletePhoneNumber'];
     options?: never;
     head?: never;
     patch?: never;
@@ -4029,225 +731,17 @@ export interface paths {
     };
     /**
      * The organization's graphs without nodes and edges (total in X-Total-Count)
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          skip?: number;
-          limit?: number;
-          active_only?: boolean;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Graph'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listGraphs'];
     put?: never;
     /**
      * Create a graph with its nodes and edges (edge ends are indexes into nodes)
      * @description 400: invalid body, not exactly one entry node, an edge end that is no index of nodes, a missing or unparsable condition, an escalation node without an E.164 transfer_number, or an assistant not in your organization.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "name": "Support line",
-           *       "description": "Front desk, billing, and a human when asked",
-           *       "nodes": [
-           *         {
-           *           "assistant_id": 1,
-           *           "node_type": "entry",
-           *           "position": {
-           *             "x": 0,
-           *             "y": 0
-           *           }
-           *         },
-           *         {
-           *           "assistant_id": 2,
-           *           "node_type": "standard",
-           *           "position": {
-           *             "x": 300,
-           *             "y": 0
-           *           }
-           *         },
-           *         {
-           *           "assistant_id": 3,
-           *           "node_type": "exit",
-           *           "position": {
-           *             "x": 600,
-           *             "y": 0
-           *           }
-           *         },
-           *         {
-           *           "assistant_id": 1,
-           *           "node_type": "escalation",
-           *           "position": {
-           *             "x": 300,
-           *             "y": 200
-           *           },
-           *           "configuration": {
-           *             "transfer_number": "+14155550100"
-           *           }
-           *         }
-           *       ],
-           *       "edges": [
-           *         {
-           *           "from_node_id": 0,
-           *           "to_node_id": 1,
-           *           "condition_type": "intent",
-           *           "intent_pattern": "billing, invoice, payment",
-           *           "handoff_sentence": "Let me pass you to billing."
-           *         },
-           *         {
-           *           "from_node_id": 0,
-           *           "to_node_id": 3,
-           *           "condition_type": "intent",
-           *           "intent_pattern": "human, agent, representative",
-           *           "priority": 1,
-           *           "handoff_sentence": "Connecting you to a person."
-           *         },
-           *         {
-           *           "from_node_id": 1,
-           *           "to_node_id": 3,
-           *           "condition_type": "state_variable",
-           *           "state_variable_condition": "customer.tier == 'vip'"
-           *         },
-           *         {
-           *           "from_node_id": 1,
-           *           "to_node_id": 2,
-           *           "condition_type": "intent",
-           *           "intent_pattern": "bye, goodbye, that is all",
-           *           "priority": 1
-           *         },
-           *         {
-           *           "from_node_id": 1,
-           *           "to_node_id": 2,
-           *           "condition_type": "mathematical",
-           *           "mathematical_expression": "call_duration > 600",
-           *           "priority": 2,
-           *           "description": "Long billing calls wrap up"
-           *         }
-           *       ]
-           *     }
-           */
-          'application/json': components['schemas']['GraphCreate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Graph'];
-          };
-        };
-        /** @description Validation failed */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createGraph'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4263,202 +757,20 @@ export interface paths {
     };
     /**
      * One graph with its nodes (and their assistants) and edges
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Graph'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getGraph'];
     /**
      * Change the metadata named (name, description, is_active, configuration)
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['GraphUpdate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Graph'];
-          };
-        };
-        /** @description Validation failed */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateGraph'];
     post?: never;
     /**
      * Delete a graph and its sessions; 409 while a phone number routes to it
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteGraph'];
     options?: never;
     head?: never;
     patch?: never;
@@ -4476,79 +788,9 @@ export interface paths {
      * Replace every node and edge at once (edge ends are indexes into nodes)
      * @description All of the new structure is stored or none of it. 400 for the rules of creation; nodes and edges are both required.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['GraphStructure'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Graph'];
-          };
-        };
-        /** @description Validation failed */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['replaceGraphStructure'];
     post?: never;
     delete?: never;
     options?: never;
@@ -4567,98 +809,9 @@ export interface paths {
     put?: never;
     /**
      * Run the routing over utterances from the entry node, without a call; records nothing
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description Final user utterances in order; {text, context_update} also updates the context first */
-            utterances: (
-              | string
-              | {
-                  text: string;
-                  /** @description Merged into the context before this utterance is routed, as the context tool does */
-                  context_update?: {
-                    [key: string]: unknown;
-                  };
-                }
-            )[];
-            context?: {
-              [key: string]: unknown;
-            };
-            /** @description Seconds the simulated clock advances per turn (default 10) */
-            call_duration_per_turn?: number;
-            /** @description No language model runs in a simulation: natural_language conditions are this value (default false) */
-            assume_natural_language?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['GraphSimulation'];
-          };
-        };
-        /** @description Validation failed */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['simulateGraph'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4674,71 +827,9 @@ export interface paths {
     };
     /**
      * A graph's conversation sessions, most recently started first (total in X-Total-Count)
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          skip?: number;
-          limit?: number;
-          /** @description true: only sessions still going */
-          active_only?: boolean;
-        };
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['GraphSession'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listGraphSessions'];
     put?: never;
     post?: never;
     delete?: never;
@@ -4756,66 +847,9 @@ export interface paths {
     };
     /**
      * The conversation session of a call SID (the latest, should the call have had several)
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          call_sid: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['GraphSession'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getGraphSessionByCallSid'];
     put?: never;
     post?: never;
     delete?: never;
@@ -4833,68 +867,9 @@ export interface paths {
     };
     /**
      * How conversations walked the graph: sessions started in the last `days`
-     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `graphs: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          days?: number;
-        };
-        header?: never;
-        path: {
-          graph_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['GraphAnalytics'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getGraphAnalytics'];
     put?: never;
     post?: never;
     delete?: never;
@@ -4912,168 +887,17 @@ export interface paths {
     };
     /**
      * The organization's campaigns, newest first, with their metrics
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          status?: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
-          campaign_type?: 'call' | 'sms' | 'mixed';
-          assistant_id?: number;
-          /** @description Part of the name or description */
-          search?: string;
-          page?: number;
-          per_page?: number;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              campaigns: components['schemas']['Campaign'][];
-              pagination: components['schemas']['Pagination'];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listCampaigns'];
     put?: never;
     /**
      * Create a campaign (status draft); every template is checked
      * @description 422: invalid body, a template that does not parse (the message names the position), an unknown contact field in variable_mappings, or an assistant not in your organization.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "name": "Spring renewals",
-           *       "campaign_type": "call",
-           *       "assistant_id": 7,
-           *       "welcome_message_template": "Hi {{ name | title_case }}, this is {{assistant_name}} from {{company}}.",
-           *       "agenda_template": "Your {{ plan | default(\"current\") }} plan renews on {{renewal_date}}.",
-           *       "fallback_values": {
-           *         "company": "Acme"
-           *       },
-           *       "variable_mappings": {
-           *         "plan": "custom_fields.plan"
-           *       },
-           *       "max_attempts": 2,
-           *       "retry_delay_minutes": 30
-           *     }
-           */
-          'application/json': components['schemas']['CampaignCreate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Campaign'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['createCampaign'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5093,87 +917,9 @@ export interface paths {
      * Render a template with variables and fallback values, as a campaign would
      * @description 422 when the template does not parse; the message names the position.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`). With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            template: string;
-            variables?: {
-              [key: string]: unknown;
-            };
-            fallback_values?: {
-              [key: string]: unknown;
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              rendered: string;
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['previewCampaignTemplate'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5189,208 +935,20 @@ export interface paths {
     };
     /**
      * One campaign with its metrics
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Campaign'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getCampaign'];
     /**
      * Change the fields named; 409 while the campaign is running
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    put: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "max_attempts": 3,
-           *       "retry_delay_minutes": 60
-           *     }
-           */
-          'application/json': components['schemas']['CampaignUpdate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Campaign'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['updateCampaign'];
     post?: never;
     /**
      * Delete a campaign with its schedule, contacts and executions; 409 while it is running
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteCampaign'];
     options?: never;
     head?: never;
     patch?: never;
@@ -5409,66 +967,9 @@ export interface paths {
      * Start a draft or scheduled campaign now, or resume a paused one
      * @description 400 when it could not run (no contacts, no assistant, no number routed to the assistant, no carrier credentials, an SMS campaign without sms_message_template); 402 without balance; 409 when the campaign is running, completed, cancelled or failed.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Campaign'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['startCampaign'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5488,66 +989,9 @@ export interface paths {
      * Pause a running campaign: no new attempts start, those under way finish
      * @description 409 unless the campaign is running.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Campaign'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['pauseCampaign'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5567,66 +1011,9 @@ export interface paths {
      * Cancel a campaign: waiting contacts are skipped, attempts under way finish without retries
      * @description 409 when the campaign is completed, cancelled or failed already.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Campaign'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['stopCampaign'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5642,180 +1029,17 @@ export interface paths {
     };
     /**
      * The campaign's schedule (schedule_type immediate, with nulls, when it has none)
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['CampaignSchedule'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Error envelope: a message, or a list of validation issues. */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getCampaignSchedule'];
     put?: never;
     /**
      * Schedule a campaign once or on a recurrence, or clear its schedule (immediate)
      * @description scheduled / recurring on a draft or scheduled campaign: status scheduled (a schedule replaces the one before). immediate on a scheduled campaign: back to draft, schedule cleared; on a draft: stays draft. 400: invalid body, a time in the past, an unknown time zone, a recurrence with no run left. 409: the campaign is running, paused or finished.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @enum {string} */
-            schedule_type: 'immediate' | 'scheduled' | 'recurring';
-            scheduled_at?: string | null;
-            timezone?: string | null;
-            recurring_config?: components['schemas']['RecurringConfig'] | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              success: boolean;
-              message: string;
-            };
-          };
-        };
-        /** @description Invalid schedule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Error envelope: a message, or a list of validation issues. */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description The campaign is not in a status that allows this */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['scheduleCampaign'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5835,87 +1059,9 @@ export interface paths {
      * Take a scheduled campaign back to draft and delete its schedule
      * @description 409 unless the campaign is scheduled.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              success: boolean;
-              message: string;
-            };
-          };
-        };
-        /** @description Invalid schedule */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Error envelope: a message, or a list of validation issues. */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description The campaign is not in a status that allows this */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['unscheduleCampaign'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5931,72 +1077,9 @@ export interface paths {
     };
     /**
      * The campaign's executions (one per attempt at a contact), newest first
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          page?: number;
-          per_page?: number;
-        };
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              executions: components['schemas']['CampaignExecution'][];
-              pagination: components['schemas']['Pagination'];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listCampaignExecutions'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6016,66 +1099,9 @@ export interface paths {
      * Contacts by status, metrics, cost estimate and the latest executions
      * @description Live: the WebSocket /ws/campaigns/{campaign_id}/progress sends the same object on every change.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read`.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['CampaignProgress'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getCampaignProgress'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6093,165 +1119,17 @@ export interface paths {
     };
     /**
      * The campaign's contacts in the order they were added
-     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `campaigns: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          page?: number;
-          per_page?: number;
-          status?: 'pending' | 'in_progress' | 'completed' | 'failed' | 'skipped';
-        };
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              contacts: components['schemas']['CampaignContact'][];
-              pagination: components['schemas']['Pagination'];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listCampaignContacts'];
     put?: never;
     /**
      * Add contacts; numbers the campaign has already are counted as duplicates
      * @description Contacts can be added while the campaign is draft, scheduled, paused (409 otherwise). Each contact is checked on its own: a bad phone number or email makes its row invalid without refusing the others.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            contacts: {
-              /** @description Any common format; stored as E.164 */
-              phone_number: string;
-              name?: string | null;
-              email?: string | null;
-              company?: string | null;
-              /** @description Template variables of the contact */
-              custom_fields?: {
-                [key: string]: string | number | boolean | null;
-              };
-            }[];
-            /** @description Region of numbers written without a country code (default: DEFAULT_PHONE_REGION, US) */
-            default_region?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ContactImportReport'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['addCampaignContacts'];
     delete?: never;
     options?: never;
     head?: never;
@@ -6271,79 +1149,9 @@ export interface paths {
      * Import contacts from a CSV or JSON file (multipart/form-data)
      * @description Contacts can be added while the campaign is draft, scheduled, paused (409 otherwise). Headers are recognised (phone, phone_number, mobile, cell, telephone, number; name, full_name, first_name + last_name; email, e-mail; company, organization, business…); other columns become custom fields and template variables. All or nothing: a file that cannot be read imports no row.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `campaigns: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          campaign_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'multipart/form-data': components['schemas']['ContactImportForm'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ContactImportReport'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['importCampaignContacts'];
     delete?: never;
     options?: never;
     head?: never;
@@ -6363,97 +1171,9 @@ export interface paths {
      * Place an outbound call through the carrier of from_phone_number
      * @description Assistant: assistant_id, else the one routed to the number. 400 invalid body or number, 402 no balance, 403 another organization's number or assistant, 404 unknown number or no assistant, 502 the carrier refused.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "from_phone_number": "+14155550100",
-           *       "to_phone_number": "+14155550123",
-           *       "welcome_message": "Hi {{ name | title_case }}, this is {{ company }}.",
-           *       "agenda": "Confirm the appointment on {{ day }}",
-           *       "variables": {
-           *         "name": "ada lovelace",
-           *         "company": "Acme",
-           *         "day": "Monday"
-           *       }
-           *     }
-           */
-          'application/json': components['schemas']['CallInitiate'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "message": "Call initiated",
-             *       "call_sid": "CA0123456789abcdef0123456789abcdef",
-             *       "call_id": 17
-             *     }
-             */
-            'application/json': components['schemas']['CallInitiated'];
-          };
-        };
-        /** @description Validation failed */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['initiateCall'];
     delete?: never;
     options?: never;
     head?: never;
@@ -6469,81 +1189,9 @@ export interface paths {
     };
     /**
      * The organization's calls, newest first (total in X-Total-Count)
-     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          skip?: number;
-          limit?: number;
-          status?:
-            | 'queued'
-            | 'ringing'
-            | 'in-progress'
-            | 'completed'
-            | 'busy'
-            | 'no-answer'
-            | 'failed'
-            | 'canceled';
-          assistant_id?: number;
-          /** @description Calls created at or after */
-          date_from?: string;
-          /** @description Calls created at or before */
-          date_to?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Call'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listCalls'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6563,67 +1211,9 @@ export interface paths {
      * Full-text search over assistant names, phone numbers (3+ digits, any part) and transcripts
      * @description Words are stemmed (English) and may use web-search syntax: "a phrase", or, -word. A query of digits (with +, spaces, dashes or brackets) matches any part of a phone number. Best match first.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `calls: read`.
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query: {
-          q: string;
-          limit?: number;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Call'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['searchCalls'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6641,80 +1231,9 @@ export interface paths {
     };
     /**
      * Download the calls as calls_export.csv or calls_export.json (streamed, oldest first)
-     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          format?: string;
-          status?:
-            | 'queued'
-            | 'ringing'
-            | 'in-progress'
-            | 'completed'
-            | 'busy'
-            | 'no-answer'
-            | 'failed'
-            | 'canceled';
-          assistant_id?: number;
-          /** @description Calls created at or after */
-          date_from?: string;
-          /** @description Calls created at or before */
-          date_to?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description csv: Call ID, Call SID, Assistant Name, Customer Phone, Status, Duration (seconds), Started At, Ended At. json: an array of {id, call_sid, assistant_name, customer_phone_number, status, duration, started_at, ended_at}. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': string;
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['exportCalls'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6732,66 +1251,9 @@ export interface paths {
     };
     /**
      * One call
-     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          call_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Call'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getCall'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6809,66 +1271,9 @@ export interface paths {
     };
     /**
      * The call's transcript: segments in spoken order
-     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          call_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['TranscriptSegment'][];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getCallTranscript'];
     put?: never;
     post?: never;
     delete?: never;
@@ -6890,69 +1295,9 @@ export interface paths {
      * Ask the call's carrier to hang up
      * @description The status changes when the carrier reports the end. 409 when the call has ended or has not reached the carrier yet; 502 when the carrier refuses.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          call_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              message: string;
-              call: components['schemas']['Call'];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['endCall'];
     delete?: never;
     options?: never;
     head?: never;
@@ -6972,98 +1317,9 @@ export interface paths {
      * Send an SMS or MMS from a number routed to an assistant
      * @description 400 invalid body or numbers; 403 SMS compliance enforced and the number not approved; 404 no assistant for from_phone_number; 422 an idempotency key reused with another body; 500 the carrier failed (queue: false). Header Idempotency-Key wins over the body field; keys are kept 24 hours per organization.
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `sms: read_write`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `sms: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          'idempotency-key'?: string;
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "from_phone_number": "+14155550100",
-           *       "to_phone_number": "+14155550123",
-           *       "message": "Your order 1234 has shipped.",
-           *       "media_urls": [
-           *         "https://cdn.example.com/label.png"
-           *       ]
-           *     }
-           */
-          'application/json': components['schemas']['SmsSend'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            /**
-             * @example {
-             *       "success": true,
-             *       "message_id": "6f1c2a4e-0b7d-4a51-9c3e-2d8f5b6a7c10",
-             *       "message": "Message queued for sending",
-             *       "provider": "carrier_a",
-             *       "status": "queued"
-             *     }
-             */
-            'application/json': components['schemas']['SmsSendResult'];
-          };
-        };
-        /** @description Validation failed */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['sendSms'];
     delete?: never;
     options?: never;
     head?: never;
@@ -7079,67 +1335,9 @@ export interface paths {
     };
     /**
      * Outbound messages per status, and the queue of each sending number
-     * @description Accepts: API key, JWT, session cookie. API keys need `sms: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `sms: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              total: number;
-              by_status: {
-                [key: string]: number;
-              };
-              queued: number;
-              numbers: {
-                phone_number_id: number | null;
-                phone_number: string;
-                queued: number;
-                oldest_queued_at: string | null;
-              }[];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getSmsQueueStats'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7157,128 +1355,16 @@ export interface paths {
     };
     /**
      * A message and its status
-     * @description Accepts: API key, JWT, session cookie. API keys need `sms: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `sms: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          message_id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SmsMessage'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getSms'];
     put?: never;
     post?: never;
     /**
      * Cancel a message still queued (it stays, with status cancelled); 409 once it is sending or sent
-     * @description Accepts: API key, JWT, session cookie. API keys need `sms: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. API keys need `sms: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          message_id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        204: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    delete: operations['cancelSms'];
     options?: never;
     head?: never;
     patch?: never;
@@ -7294,32 +1380,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Called by carriers (signed): call instructions (voice), call status (status), inbound SMS (sms), delivery receipts (sms-status) */
-    post: {
-      parameters: {
-        query?: {
-          call_id?: number;
-          message_id?: string;
-        };
-        header?: never;
-        path: {
-          carrier: 'carrier_a' | 'carrier_b' | 'carrier_c';
-          kind: 'voice' | 'status' | 'sms' | 'sms-status';
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['receiveCarrierWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -7335,57 +1396,9 @@ export interface paths {
     };
     /**
      * A number's SMS compliance status (found: false when it was never submitted)
-     * @description Accepts: JWT.
+     * @description Accepts: JWT. Only a JWT access token: not an API key or the cookie.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          phone_number_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SmsComplianceStatus'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getSmsComplianceStatus'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7405,84 +1418,9 @@ export interface paths {
     put?: never;
     /**
      * Submit a number for review; a pending or rejected submission is replaced and back to pending, an approved one answers 409
-     * @description Accepts: JWT.
+     * @description Accepts: JWT. Only a JWT access token: not an API key or the cookie.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            phone_number_id: number;
-            /** @enum {string} */
-            use_case:
-              | 'customer_support'
-              | 'appointment_reminders'
-              | 'order_notifications'
-              | 'two_factor_auth'
-              | 'marketing'
-              | 'other';
-            business_name: string;
-            business_description: string;
-            /** @description 1 to 3 messages of the kind the number will send */
-            sample_messages: string[];
-            website_url?: string | null;
-            contact_email?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SmsComplianceStatus'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['submitSmsCompliance'];
     delete?: never;
     options?: never;
     head?: never;
@@ -7498,57 +1436,9 @@ export interface paths {
     };
     /**
      * Whether the number may send outbound SMS (only when approved), and why
-     * @description Accepts: JWT.
+     * @description Accepts: JWT. Only a JWT access token: not an API key or the cookie.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          phone_number_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SmsComplianceCanSend'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getSmsCanSend'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7566,46 +1456,9 @@ export interface paths {
     };
     /**
      * Every number of the organization with its status (never submitted: not_submitted)
-     * @description Accepts: JWT.
+     * @description Accepts: JWT. Only a JWT access token: not an API key or the cookie.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SmsComplianceSummary'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getSmsComplianceSummary'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7624,61 +1477,9 @@ export interface paths {
     get?: never;
     /**
      * Review a submitted number (admin only): approved, rejected (with rejection_reason) or back to pending
-     * @description Accepts: JWT. Requires the admin role.
+     * @description Accepts: JWT. Only a JWT access token: not an API key or the cookie. Requires the admin role.
      */
-    put: {
-      parameters: {
-        query: {
-          new_status: 'pending' | 'approved' | 'rejected';
-          /** @description Required with rejected; refused otherwise */
-          rejection_reason?: string;
-        };
-        header?: never;
-        path: {
-          phone_number_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SmsComplianceStatus'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    put: operations['setSmsComplianceStatus'];
     post?: never;
     delete?: never;
     options?: never;
@@ -7695,46 +1496,9 @@ export interface paths {
     };
     /**
      * The secret that signs outgoing webhooks (made on first use)
-     * @description Accepts: JWT, session cookie. Requires the admin role.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. Requires the admin role.
      */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['WebhookSecret'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['getWebhookSecret'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7754,46 +1518,9 @@ export interface paths {
     put?: never;
     /**
      * Replace the webhook secret; the old one stops signing at once
-     * @description Accepts: JWT, session cookie. Requires the admin role. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: JWT, session cookie. A signed-in user: API keys are refused. Requires the admin role. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['WebhookSecret'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
     head?: never;
@@ -7809,72 +1536,9 @@ export interface paths {
     };
     /**
      * Every webhook delivery of the organization, newest first
-     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read`.
+     * @description Accepts: API key, JWT, session cookie. API keys need `organization: read` (or `read_write`).
      */
-    get: {
-      parameters: {
-        query?: {
-          page?: number;
-          per_page?: number;
-          status?: 'pending' | 'delivered' | 'failed';
-          event_type?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['WebhookDelivery'][];
-              pagination: components['schemas']['Pagination'];
-            };
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7894,82 +1558,9 @@ export interface paths {
     put?: never;
     /**
      * Send a signed `webhook.test` event to a URL
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          /**
-           * @example {
-           *       "url": "https://example.com/hooks/calls"
-           *     }
-           */
-          'application/json': components['schemas']['WebhookTest'];
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['WebhookDelivery'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['sendTestWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -7987,66 +1578,9 @@ export interface paths {
     put?: never;
     /**
      * Send a delivered or failed event again (same event id, fresh signature)
-     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With only the session cookie, send `x-csrf-token` too.
+     * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          delivery_id: number;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['WebhookDelivery'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Validation failed */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description API key rate limit exceeded */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['redeliverWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -8066,112 +1600,9 @@ export interface paths {
      * List every function of a cloud account (all pages), to configure function tools
      * @description Parameters as query parameters, form fields (application/x-www-form-urlencoded) or a JSON body (the body may be left out); the body wins over the query. `access_key` and `secret_key` are required (400 otherwise) and are used for this call only: never stored, never logged. Errors other than 401 and 403 carry `success: false` and a `message`. 429 beyond the organization's listings per minute (default 10); 500 when the cloud fails or the listing takes longer than the deadline (default 30 s).
      *
-     *     Accepts: API key, JWT, session cookie. API keys need `assistants: read`. With only the session cookie, send `x-csrf-token` too.
+     *     Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`). With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
-    post: {
-      parameters: {
-        query?: {
-          /** @description Access key id of the cloud account (required). */
-          access_key?: string;
-          /** @description Secret access key (required). Used for this call only. */
-          secret_key?: string;
-          /** @description Region to list (default `us-east-1`). */
-          region?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description Access key id of the cloud account (required). */
-            access_key?: string;
-            /** @description Secret access key (required). Used for this call only. */
-            secret_key?: string;
-            /** @description Region to list (default `us-east-1`). */
-            region?: string;
-          } & {
-            [key: string]: unknown;
-          };
-          'application/x-www-form-urlencoded': {
-            /** @description Access key id of the cloud account (required). */
-            access_key?: string;
-            /** @description Secret access key (required). Used for this call only. */
-            secret_key?: string;
-            /** @description Region to list (default `us-east-1`). */
-            region?: string;
-          } & {
-            [key: string]: unknown;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ServerlessFunctionList'];
-          };
-        };
-        /** @description Missing or invalid parameters; credentials refused or denied by the cloud */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SuccessFlagErrorBody'];
-          };
-        };
-        /** @description Missing or invalid credentials */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Authenticated but not allowed */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorBody'];
-          };
-        };
-        /** @description Body too large */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SuccessFlagErrorBody'];
-          };
-        };
-        /** @description Too many listings for the organization, or API key rate limit */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SuccessFlagErrorBody'];
-          };
-        };
-        /** @description The listing failed or took too long */
-        500: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['SuccessFlagErrorBody'];
-          };
-        };
-      };
-    };
+    post: operations['listServerlessFunctions'];
     delete?: never;
     options?: never;
     head?: never;
@@ -10729,6 +4160,8316 @@ export type WebhookTest = components['schemas']['WebhookTest'];
 export type WhoAmI = components['schemas']['WhoAmI'];
 export type $defs = Record<string, never>;
 export interface operations {
+  getHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The database or the job queue is not answering */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ok' | 'degraded';
+            database: string;
+            queue: string;
+            version: string;
+          };
+        };
+      };
+      /** @description Default Response */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ok' | 'degraded';
+            database: string;
+            queue: string;
+            version: string;
+          };
+        };
+      };
+    };
+  };
+  getMetrics: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The metrics in the Prometheus text format */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/plain': string;
+        };
+      };
+      /** @description METRICS_TOKEN is configured and the bearer token is not it */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  registerAccount: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email: string;
+          password: string;
+          /** @description Not blank */
+          first_name: string;
+          /** @description Not blank */
+          last_name: string;
+          organization_name?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenBody'];
+        };
+      };
+      /** @description An account with this email already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  verifyEmailLink: {
+    parameters: {
+      query: {
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            user: components['schemas']['User'];
+          };
+        };
+      };
+      /** @description Invalid or expired verification token */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  verifyEmail: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            user: components['schemas']['User'];
+          };
+        };
+      };
+      /** @description Invalid or expired verification token */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  resendVerification: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+          };
+        };
+      };
+      /** @description Email address is already verified */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  login: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          email: string;
+          password: string;
+          organization_id?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenBody'];
+        };
+      };
+      /** @description Incorrect email or password */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a member of the organization asked for, or of any */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many failed sign-ins from this address or for this email (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  refreshTokens: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          refresh_token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenBody'];
+        };
+      };
+      /** @description Invalid, expired or already used refresh token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  logout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  switchOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          organization_id: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not a member of that organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Another request changed the session during the switch; try again */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  whoAmI: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WhoAmI'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getMyProfile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Profile'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateMyProfile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Not blank */
+          first_name?: string;
+          /** @description Not blank */
+          last_name?: string;
+          /** Format: email */
+          email?: string;
+          /** @description Replaces the stored preferences. `timezone` is an IANA zone. */
+          preferences?: {
+            timezone?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Profile'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description An account with this email already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  changePassword: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Empty when the account has no password yet */
+          current_password: string;
+          new_password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            sessions_ended: number;
+          };
+        };
+      };
+      /** @description Current password is incorrect */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listMembers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Member'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  inviteMember: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email: string;
+          /** @description Not blank */
+          first_name: string;
+          /** @description Not blank */
+          last_name: string;
+          /**
+           * @default user
+           * @enum {string}
+           */
+          role: 'user' | 'admin';
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Invitation'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description This person is already a member of the organization */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getInvitation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organization_name: string;
+            email: string;
+            first_name: string;
+            last_name: string;
+            /** @enum {string} */
+            role: 'admin' | 'user';
+            /** Format: date-time */
+            expires_at: string;
+          };
+        };
+      };
+      /** @description Invitation not found or no longer valid */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  acceptInvitation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          token: string;
+          password: string;
+          confirm_password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenBody'];
+        };
+      };
+      /** @description An account with this email exists and the password is not its own */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Invitation not found or no longer valid */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description An account with this email was created meanwhile; try again */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listApiKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          /** @description Area → access level. Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization. Levels: read, read_write. An area not named is denied. */
+          permissions?: {
+            /** @enum {string} */
+            assistants?: 'read' | 'read_write';
+            /** @enum {string} */
+            calls?: 'read' | 'read_write';
+            /** @enum {string} */
+            campaigns?: 'read' | 'read_write';
+            /** @enum {string} */
+            graphs?: 'read' | 'read_write';
+            /** @enum {string} */
+            sms?: 'read' | 'read_write';
+            /** @enum {string} */
+            phone_numbers?: 'read' | 'read_write';
+            /** @enum {string} */
+            organization?: 'read' | 'read_write';
+          };
+          /** @description Requests per minute for this key; null for no limit. */
+          rate_limit?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            api_key: components['schemas']['ApiKey'];
+            key: string;
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; email not verified; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        key_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          /** @description Area → access level. Areas: assistants, calls, campaigns, graphs, sms, phone_numbers, organization. Levels: read, read_write. An area not named is denied. */
+          permissions?: {
+            /** @enum {string} */
+            assistants?: 'read' | 'read_write';
+            /** @enum {string} */
+            calls?: 'read' | 'read_write';
+            /** @enum {string} */
+            campaigns?: 'read' | 'read_write';
+            /** @enum {string} */
+            graphs?: 'read' | 'read_write';
+            /** @enum {string} */
+            sms?: 'read' | 'read_write';
+            /** @enum {string} */
+            phone_numbers?: 'read' | 'read_write';
+            /** @enum {string} */
+            organization?: 'read' | 'read_write';
+          };
+          /** @description Requests per minute for this key; null for no limit. */
+          rate_limit?: number | null;
+          is_active?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; email not verified; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key not found (among yours in this organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        key_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; email not verified; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key not found (among yours in this organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Organization'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          /** @description Merged into the stored settings: named keys change, a null value removes the key. */
+          settings?: {
+            default_timezone?: string | null;
+            hipaa_enabled?: boolean | null;
+            baa_signed?: boolean | null;
+            enforce_sms_compliance?: boolean | null;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description Vendor id → {api_key}; null removes it. Vendors: llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d. A masked value (****…) keeps the stored key. */
+          api_keys?: {
+            llm_a?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            llm_b?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            llm_c?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            llm_d?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            llm_e?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            stt_a?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            tts_a?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            tts_b?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            tts_c?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+            tts_d?: {
+              /** @description API key */
+              api_key: string;
+              /** @description Read-only, as GET shows it; ignored */
+              active?: boolean;
+            } | null;
+          };
+          sip_trunk_config?: {
+            sip_domain?: string;
+            inbound_enabled?: boolean;
+            username?: string;
+            /** @description SIP password */
+            password?: string;
+          } | null;
+          carrier_a?: {
+            account_sid: string;
+            /** @description Auth token */
+            auth_token: string;
+          } | null;
+          carrier_b?: {
+            /** @description API key */
+            api_key: string;
+            connection_id: string;
+            /** @description The account's Ed25519 public key (base64 or PEM); incoming webhooks are verified with it */
+            public_key?: string;
+          } | null;
+          carrier_c?: {
+            application_id: string;
+            /** @description Private key (PEM) */
+            private_key: string;
+            /** @description Signature secret; incoming webhooks are verified with it */
+            signature_secret?: string;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Organization'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          /** @description 3-63 lower-case letters, digits and hyphens; unique on the platform */
+          slug: string;
+          description?: string | null;
+          domain?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: number;
+            name: string;
+            slug: string;
+            description: string | null;
+            domain: string | null;
+            settings: {
+              [key: string]: unknown;
+            };
+            api_keys: {
+              [key: string]: {
+                api_key: string;
+                active: boolean;
+              };
+            };
+            carrier_a: {
+              [key: string]: string;
+            } | null;
+            carrier_b: {
+              [key: string]: string;
+            } | null;
+            carrier_c: {
+              [key: string]: string;
+            } | null;
+            sip_trunk_config: {
+              [key: string]: unknown;
+            } | null;
+            inactive_keys: {
+              provider: string;
+              reason: string;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description An organization with this slug already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  validateCarrierCredentials: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        carrier: 'carrier_a' | 'carrier_b' | 'carrier_c';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            provider: string;
+            valid: boolean;
+            detail: string;
+            account: string | null;
+          };
+        };
+      };
+      /** @description No credentials stored for the carrier and none sent */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The carrier could not check the credentials (unreachable or failing) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getConfigurationStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            ready: boolean;
+            missing: string[];
+            providers: {
+              telephony: {
+                ready: boolean;
+                usable: {
+                  provider: string;
+                  sources: string[];
+                }[];
+                inactive: {
+                  provider: string;
+                  source: string;
+                  reason: string;
+                }[];
+              };
+              llm: {
+                ready: boolean;
+                usable: {
+                  provider: string;
+                  sources: string[];
+                }[];
+                inactive: {
+                  provider: string;
+                  source: string;
+                  reason: string;
+                }[];
+              };
+              stt: {
+                ready: boolean;
+                usable: {
+                  provider: string;
+                  sources: string[];
+                }[];
+                inactive: {
+                  provider: string;
+                  source: string;
+                  reason: string;
+                }[];
+              };
+              tts: {
+                ready: boolean;
+                usable: {
+                  provider: string;
+                  sources: string[];
+                }[];
+                inactive: {
+                  provider: string;
+                  source: string;
+                  reason: string;
+                }[];
+              };
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getConcurrencySettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            tts: {
+              [key: string]: {
+                enabled: boolean;
+                concurrent_limit: number;
+              };
+            };
+            stt: {
+              [key: string]: {
+                enabled: boolean;
+                concurrent_limit: number;
+              };
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateConcurrencySettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          tts?: {
+            tts_a?: {
+              enabled: boolean;
+              concurrent_limit: number;
+            };
+            tts_b?: {
+              enabled: boolean;
+              concurrent_limit: number;
+            };
+            tts_c?: {
+              enabled: boolean;
+              concurrent_limit: number;
+            };
+            tts_d?: {
+              enabled: boolean;
+              concurrent_limit: number;
+            };
+          };
+          stt?: {
+            stt_a?: {
+              enabled: boolean;
+              concurrent_limit: number;
+            };
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            tts: {
+              [key: string]: {
+                enabled: boolean;
+                concurrent_limit: number;
+              };
+            };
+            stt: {
+              [key: string]: {
+                enabled: boolean;
+                concurrent_limit: number;
+              };
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getWallet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Amount in the wallet currency, at most 4 decimals. */
+            balance: number;
+            currency: string;
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listLedgerEntries: {
+    parameters: {
+      query?: {
+        page?: number;
+        per_page?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            entries: components['schemas']['LedgerEntry'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listLlmPresets: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LlmPreset'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createLlmPreset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          /** @enum {string} */
+          provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
+          model: string;
+          api_key?: string | null;
+          base_url?: string | null;
+          /** @description Model parameters (known ones are range-checked). */
+          settings?: {
+            temperature?: number;
+            max_tokens?: number;
+            top_p?: number;
+            frequency_penalty?: number;
+            presence_penalty?: number;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LlmPreset'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A preset with this name already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateLlmPreset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        preset_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          /** @enum {string} */
+          provider?: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
+          model?: string;
+          api_key?: string | null;
+          base_url?: string | null;
+          /** @description Model parameters (known ones are range-checked). */
+          settings?: {
+            temperature?: number;
+            max_tokens?: number;
+            top_p?: number;
+            frequency_penalty?: number;
+            presence_penalty?: number;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LlmPreset'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Preset not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A preset with this name already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteLlmPreset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        preset_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Preset not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  applyLlmPreset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        preset_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LlmPreset'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Preset not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listFallbackKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
+        provider:
+          | 'llm_a'
+          | 'llm_b'
+          | 'llm_c'
+          | 'llm_d'
+          | 'llm_e'
+          | 'stt_a'
+          | 'tts_a'
+          | 'tts_b'
+          | 'tts_c'
+          | 'tts_d';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FallbackKey'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createFallbackKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
+        provider:
+          | 'llm_a'
+          | 'llm_b'
+          | 'llm_c'
+          | 'llm_d'
+          | 'llm_e'
+          | 'stt_a'
+          | 'tts_a'
+          | 'tts_b'
+          | 'tts_c'
+          | 'tts_d';
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          api_key: string;
+          /** @default true */
+          enabled: boolean;
+          /** @description Sessions this key may serve at once; null for no limit of its own. */
+          concurrent_limit?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FallbackKey'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A fallback key with this name already exists for the provider */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateFallbackKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
+        provider:
+          | 'llm_a'
+          | 'llm_b'
+          | 'llm_c'
+          | 'llm_d'
+          | 'llm_e'
+          | 'stt_a'
+          | 'tts_a'
+          | 'tts_b'
+          | 'tts_c'
+          | 'tts_d';
+        key_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          api_key?: string;
+          enabled?: boolean;
+          /** @description Sessions this key may serve at once; null for no limit of its own. */
+          concurrent_limit?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FallbackKey'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Fallback key not found for this provider in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A fallback key with this name already exists for the provider */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteFallbackKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description One of llm_a, llm_b, llm_c, llm_d, llm_e, stt_a, tts_a, tts_b, tts_c, tts_d */
+        provider:
+          | 'llm_a'
+          | 'llm_b'
+          | 'llm_c'
+          | 'llm_d'
+          | 'llm_e'
+          | 'stt_a'
+          | 'tts_a'
+          | 'tts_b'
+          | 'tts_c'
+          | 'tts_d';
+        key_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Fallback key not found for this provider in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listAssistants: {
+    parameters: {
+      query?: {
+        skip?: number;
+        limit?: number;
+        active_only?: boolean;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Assistant'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without assistants permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createAssistant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Front desk",
+         *       "description": "Answers the main line",
+         *       "is_active": true,
+         *       "llm_provider": "llm_a",
+         *       "llm_provider_config": {
+         *         "api_key": "sk-…",
+         *         "model": "gpt-4o-mini"
+         *       },
+         *       "llm_settings": {
+         *         "temperature": 0.7,
+         *         "max_tokens": 1000,
+         *         "system_prompt": "You are the front desk of Example Dental. Be brief and kind.",
+         *         "welcome_message": "Hello, Example Dental, how can I help?",
+         *         "top_p": 1,
+         *         "frequency_penalty": 0,
+         *         "presence_penalty": 0,
+         *         "stop_sequences": []
+         *       },
+         *       "interruption_settings": {
+         *         "interruption_threshold": 3,
+         *         "min_speaking_time": 0.5,
+         *         "interruption_cooldown": 2
+         *       },
+         *       "tts_settings": {
+         *         "provider": "tts_a",
+         *         "voice_id": "rachel",
+         *         "model_id": "eleven_turbo_v2",
+         *         "latency": 1,
+         *         "stability": 0.5,
+         *         "similarity_boost": 0.75,
+         *         "style": 0,
+         *         "use_speaker_boost": true,
+         *         "provider_config": {}
+         *       },
+         *       "stt_settings": {
+         *         "model": "nova-3",
+         *         "language": "en-US",
+         *         "punctuate": true,
+         *         "interim_results": true,
+         *         "endpointing": {
+         *           "silence_threshold": 500,
+         *           "min_silence_duration": 500
+         *         },
+         *         "utterance_end_ms": 1000,
+         *         "vad_turnoff": 500,
+         *         "smart_format": true,
+         *         "keywords": [],
+         *         "keyterms": [
+         *           "Example Dental",
+         *           "hygienist"
+         *         ],
+         *         "audio_denoising": false
+         *       },
+         *       "tools_settings": {
+         *         "enabled_tools": [
+         *           "end_call",
+         *           "transfer_call"
+         *         ],
+         *         "end_call": {
+         *           "enabled": true,
+         *           "scenarios": [
+         *             "the caller says goodbye"
+         *           ],
+         *           "custom_message": "Goodbye!"
+         *         },
+         *         "transfer_call": {
+         *           "enabled": true,
+         *           "scenarios": [
+         *             "the caller asks for a person"
+         *           ],
+         *           "custom_message": "Connecting you now.",
+         *           "transfer_numbers": [
+         *             "+14155552671"
+         *           ]
+         *         },
+         *         "custom_tools": []
+         *       },
+         *       "rag_settings": {
+         *         "enabled": false,
+         *         "search_limit": 3,
+         *         "similarity_threshold": 0.7,
+         *         "embedding_model": "text-embedding-3-small",
+         *         "chunking_strategy": "recursive",
+         *         "chunk_size": 1000,
+         *         "chunk_overlap": 200,
+         *         "auto_process": true,
+         *         "include_metadata": true,
+         *         "context_window_tokens": 4000
+         *       },
+         *       "llm_fallback_providers": {
+         *         "enabled": true,
+         *         "fallbacks": [
+         *           {
+         *             "provider": "llm_b",
+         *             "api_key": "…",
+         *             "model": "claude-3-5-haiku"
+         *           }
+         *         ]
+         *       },
+         *       "custom_settings": {
+         *         "structured_data_prompt": "Extract the caller's name and reason for calling.",
+         *         "structured_data_schema": {
+         *           "type": "object",
+         *           "properties": {
+         *             "name": {
+         *               "type": "string"
+         *             },
+         *             "reason": {
+         *               "type": "string"
+         *             }
+         *           }
+         *         }
+         *       },
+         *       "webhook_url": "https://example.com/hooks/calls",
+         *       "sms_webhook_url": "https://example.com/hooks/sms",
+         *       "messaging_service_sid": "MG…",
+         *       "end_call_message": "Thanks for calling!",
+         *       "transfer_call_message": "Please hold while I transfer you.",
+         *       "idle_message": "Are you still there?",
+         *       "max_idle_messages": 2,
+         *       "idle_timeout": 10
+         *     }
+         */
+        'application/json': components['schemas']['AssistantCreate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Assistant'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description An assistant with this name already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getAssistant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Assistant'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without assistants permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateAssistant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "description": "Answers the main line after hours",
+         *       "idle_timeout": 15
+         *     }
+         */
+        'application/json': components['schemas']['AssistantUpdate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Assistant'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description An assistant with this name already exists */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteAssistant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The assistant is in use (phone numbers, campaigns or graphs route to it) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listPhoneNumbers: {
+    parameters: {
+      query?: {
+        skip?: number;
+        limit?: number;
+        assistant_id?: number;
+        provider?: 'carrier_a' | 'carrier_b' | 'carrier_c' | 'sip_trunk';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PhoneNumber'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without phone_numbers permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createPhoneNumber: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "phone_number": "+1 (415) 555-2671",
+         *       "provider": "carrier_a",
+         *       "friendly_name": "Support line",
+         *       "assistant_id": 7
+         *     }
+         */
+        'application/json': components['schemas']['PhoneNumberCreate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 3,
+           *       "organization_id": 1,
+           *       "phone_number": "+14155552671",
+           *       "provider": "carrier_a",
+           *       "friendly_name": "Support line",
+           *       "assistant_id": 7,
+           *       "assistant_name": "Front desk",
+           *       "graph_id": null,
+           *       "is_toll_free": false,
+           *       "sms_rate_per_second": 1,
+           *       "created_at": "2026-11-21T09:00:00.000Z",
+           *       "updated_at": "2026-11-21T09:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['PhoneNumber'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without phone_numbers permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The phone number is already registered */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getPhoneNumber: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        phone_number_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 3,
+           *       "organization_id": 1,
+           *       "phone_number": "+14155552671",
+           *       "provider": "carrier_a",
+           *       "friendly_name": "Support line",
+           *       "assistant_id": 7,
+           *       "assistant_name": "Front desk",
+           *       "graph_id": null,
+           *       "is_toll_free": false,
+           *       "sms_rate_per_second": 1,
+           *       "created_at": "2026-11-21T09:00:00.000Z",
+           *       "updated_at": "2026-11-21T09:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['PhoneNumber'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without phone_numbers permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updatePhoneNumber: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        phone_number_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "friendly_name": "Main line",
+         *       "assistant_id": 8
+         *     }
+         */
+        'application/json': components['schemas']['PhoneNumberUpdate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 3,
+           *       "organization_id": 1,
+           *       "phone_number": "+14155552671",
+           *       "provider": "carrier_a",
+           *       "friendly_name": "Support line",
+           *       "assistant_id": 7,
+           *       "assistant_name": "Front desk",
+           *       "graph_id": null,
+           *       "is_toll_free": false,
+           *       "sms_rate_per_second": 1,
+           *       "created_at": "2026-11-21T09:00:00.000Z",
+           *       "updated_at": "2026-11-21T09:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['PhoneNumber'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without phone_numbers permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The phone number is already registered */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deletePhoneNumber: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        phone_number_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without phone_numbers permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listGraphs: {
+    parameters: {
+      query?: {
+        skip?: number;
+        limit?: number;
+        active_only?: boolean;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Graph'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createGraph: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Support line",
+         *       "description": "Front desk, billing, and a human when asked",
+         *       "nodes": [
+         *         {
+         *           "assistant_id": 1,
+         *           "node_type": "entry",
+         *           "position": {
+         *             "x": 0,
+         *             "y": 0
+         *           }
+         *         },
+         *         {
+         *           "assistant_id": 2,
+         *           "node_type": "standard",
+         *           "position": {
+         *             "x": 300,
+         *             "y": 0
+         *           }
+         *         },
+         *         {
+         *           "assistant_id": 3,
+         *           "node_type": "exit",
+         *           "position": {
+         *             "x": 600,
+         *             "y": 0
+         *           }
+         *         },
+         *         {
+         *           "assistant_id": 1,
+         *           "node_type": "escalation",
+         *           "position": {
+         *             "x": 300,
+         *             "y": 200
+         *           },
+         *           "configuration": {
+         *             "transfer_number": "+14155550100"
+         *           }
+         *         }
+         *       ],
+         *       "edges": [
+         *         {
+         *           "from_node_id": 0,
+         *           "to_node_id": 1,
+         *           "condition_type": "intent",
+         *           "intent_pattern": "billing, invoice, payment",
+         *           "handoff_sentence": "Let me pass you to billing."
+         *         },
+         *         {
+         *           "from_node_id": 0,
+         *           "to_node_id": 3,
+         *           "condition_type": "intent",
+         *           "intent_pattern": "human, agent, representative",
+         *           "priority": 1,
+         *           "handoff_sentence": "Connecting you to a person."
+         *         },
+         *         {
+         *           "from_node_id": 1,
+         *           "to_node_id": 3,
+         *           "condition_type": "state_variable",
+         *           "state_variable_condition": "customer.tier == 'vip'"
+         *         },
+         *         {
+         *           "from_node_id": 1,
+         *           "to_node_id": 2,
+         *           "condition_type": "intent",
+         *           "intent_pattern": "bye, goodbye, that is all",
+         *           "priority": 1
+         *         },
+         *         {
+         *           "from_node_id": 1,
+         *           "to_node_id": 2,
+         *           "condition_type": "mathematical",
+         *           "mathematical_expression": "call_duration > 600",
+         *           "priority": 2,
+         *           "description": "Long billing calls wrap up"
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': components['schemas']['GraphCreate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Graph'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getGraph: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Graph'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateGraph: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['GraphUpdate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Graph'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteGraph: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A phone number routes to the graph */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  replaceGraphStructure: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['GraphStructure'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Graph'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  simulateGraph: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Final user utterances in order; {text, context_update} also updates the context first */
+          utterances: (
+            | string
+            | {
+                text: string;
+                /** @description Merged into the context before this utterance is routed, as the context tool does */
+                context_update?: {
+                  [key: string]: unknown;
+                };
+              }
+          )[];
+          context?: {
+            [key: string]: unknown;
+          };
+          /** @description Seconds the simulated clock advances per turn (default 10) */
+          call_duration_per_turn?: number;
+          /** @description No language model runs in a simulation: natural_language conditions are this value (default false) */
+          assume_natural_language?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GraphSimulation'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listGraphSessions: {
+    parameters: {
+      query?: {
+        skip?: number;
+        limit?: number;
+        /** @description true: only sessions still going */
+        active_only?: boolean;
+      };
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GraphSession'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getGraphSessionByCallSid: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_sid: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GraphSession'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description No graph session of your organization for this call SID */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getGraphAnalytics: {
+    parameters: {
+      query?: {
+        days?: number;
+      };
+      header?: never;
+      path: {
+        graph_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GraphAnalytics'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without graphs permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Graph not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listCampaigns: {
+    parameters: {
+      query?: {
+        status?: 'draft' | 'scheduled' | 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
+        campaign_type?: 'call' | 'sms' | 'mixed';
+        assistant_id?: number;
+        /** @description Part of the name or description */
+        search?: string;
+        page?: number;
+        per_page?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            campaigns: components['schemas']['Campaign'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  createCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Spring renewals",
+         *       "campaign_type": "call",
+         *       "assistant_id": 7,
+         *       "welcome_message_template": "Hi {{ name | title_case }}, this is {{assistant_name}} from {{company}}.",
+         *       "agenda_template": "Your {{ plan | default(\"current\") }} plan renews on {{renewal_date}}.",
+         *       "fallback_values": {
+         *         "company": "Acme"
+         *       },
+         *       "variable_mappings": {
+         *         "plan": "custom_fields.plan"
+         *       },
+         *       "max_attempts": 2,
+         *       "retry_delay_minutes": 30
+         *     }
+         */
+        'application/json': components['schemas']['CampaignCreate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  previewCampaignTemplate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          template: string;
+          variables?: {
+            [key: string]: unknown;
+          };
+          fallback_values?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            rendered: string;
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  updateCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "max_attempts": 3,
+         *       "retry_delay_minutes": 60
+         *     }
+         */
+        'application/json': components['schemas']['CampaignUpdate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is running (or another request changed it) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  deleteCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is running (or another request changed it) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  startCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description It could not run: no contacts, no assistant or number for it, no carrier credentials… */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Insufficient balance: add credits to run the campaign */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is running, completed, cancelled or failed */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  pauseCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is not running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  stopCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is completed, cancelled or failed already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getCampaignSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignSchedule'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  scheduleCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          schedule_type: 'immediate' | 'scheduled' | 'recurring';
+          scheduled_at?: string | null;
+          timezone?: string | null;
+          recurring_config?: components['schemas']['RecurringConfig'] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            success: boolean;
+            message: string;
+          };
+        };
+      };
+      /** @description Invalid schedule: a time in the past, an unknown time zone, a recurrence with no run left… */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is running, paused or finished */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  unscheduleCampaign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            success: boolean;
+            message: string;
+          };
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The campaign is not scheduled */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listCampaignExecutions: {
+    parameters: {
+      query?: {
+        page?: number;
+        per_page?: number;
+      };
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            executions: components['schemas']['CampaignExecution'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getCampaignProgress: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignProgress'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listCampaignContacts: {
+    parameters: {
+      query?: {
+        page?: number;
+        per_page?: number;
+        status?: 'pending' | 'in_progress' | 'completed' | 'failed' | 'skipped';
+      };
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            contacts: components['schemas']['CampaignContact'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  addCampaignContacts: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          contacts: {
+            /** @description Any common format; stored as E.164 */
+            phone_number: string;
+            name?: string | null;
+            email?: string | null;
+            company?: string | null;
+            /** @description Template variables of the contact */
+            custom_fields?: {
+              [key: string]: string | number | boolean | null;
+            };
+          }[];
+          /** @description Region of numbers written without a country code (default: DEFAULT_PHONE_REGION, US) */
+          default_region?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ContactImportReport'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Contacts cannot be added in the campaign's current status */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  importCampaignContacts: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        campaign_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': components['schemas']['ContactImportForm'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ContactImportReport'];
+        };
+      };
+      /** @description The multipart form could not be read */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Campaign not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Contacts cannot be added in the campaign's current status */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The file, or the form, is larger than an import accepts */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Send the file as multipart/form-data, in a field named "file" */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  initiateCall: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "from_phone_number": "+14155550100",
+         *       "to_phone_number": "+14155550123",
+         *       "welcome_message": "Hi {{ name | title_case }}, this is {{ company }}.",
+         *       "agenda": "Confirm the appointment on {{ day }}",
+         *       "variables": {
+         *         "name": "ada lovelace",
+         *         "company": "Acme",
+         *         "day": "Monday"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['CallInitiate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "message": "Call initiated",
+           *       "call_sid": "CA0123456789abcdef0123456789abcdef",
+           *       "call_id": 17
+           *     }
+           */
+          'application/json': components['schemas']['CallInitiated'];
+        };
+      };
+      /** @description Invalid body or number, no carrier credentials, or a SIP trunk number */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Insufficient balance: add credits to place calls */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed, or the number or assistant belongs to another organization */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Number not registered, assistant not found, or no assistant for the number */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The carrier refused or could not be reached */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listCalls: {
+    parameters: {
+      query?: {
+        skip?: number;
+        limit?: number;
+        status?:
+          | 'queued'
+          | 'ringing'
+          | 'in-progress'
+          | 'completed'
+          | 'busy'
+          | 'no-answer'
+          | 'failed'
+          | 'canceled';
+        assistant_id?: number;
+        /** @description Calls created at or after */
+        date_from?: string;
+        /** @description Calls created at or before */
+        date_to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Call'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  searchCalls: {
+    parameters: {
+      query: {
+        q: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Call'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  exportCalls: {
+    parameters: {
+      query?: {
+        format?: string;
+        status?:
+          | 'queued'
+          | 'ringing'
+          | 'in-progress'
+          | 'completed'
+          | 'busy'
+          | 'no-answer'
+          | 'failed'
+          | 'canceled';
+        assistant_id?: number;
+        /** @description Calls created at or after */
+        date_from?: string;
+        /** @description Calls created at or before */
+        date_to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description calls_export.csv or calls_export.json (Content-Disposition: attachment) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+          'application/json': {
+            id: number;
+            call_sid: string | null;
+            assistant_name: string | null;
+            customer_phone_number: string;
+            /** @enum {string} */
+            status:
+              | 'queued'
+              | 'ringing'
+              | 'in-progress'
+              | 'completed'
+              | 'busy'
+              | 'no-answer'
+              | 'failed'
+              | 'canceled';
+            duration: number | null;
+            started_at: string | null;
+            ended_at: string | null;
+          }[];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getCall: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Call'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getCallTranscript: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TranscriptSegment'][];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  endCall: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            call: components['schemas']['Call'];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The call has ended, has not reached the carrier yet, or has no carrier credentials */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The carrier refused to hang up or could not be reached */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  sendSms: {
+    parameters: {
+      query?: never;
+      header?: {
+        'idempotency-key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "from_phone_number": "+14155550100",
+         *       "to_phone_number": "+14155550123",
+         *       "message": "Your order 1234 has shipped.",
+         *       "media_urls": [
+         *         "https://cdn.example.com/label.png"
+         *       ]
+         *     }
+         */
+        'application/json': components['schemas']['SmsSend'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "message_id": "6f1c2a4e-0b7d-4a51-9c3e-2d8f5b6a7c10",
+           *       "message": "Message queued for sending",
+           *       "provider": "carrier_a",
+           *       "status": "queued"
+           *     }
+           */
+          'application/json': components['schemas']['SmsSendResult'];
+        };
+      };
+      /** @description Invalid body or numbers, a SIP trunk number, or no carrier credentials */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed, or SMS compliance is enforced and the number is not approved */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description No assistant for from_phone_number */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A request with this idempotency key is still being processed */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The idempotency key was used with a different body */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The carrier did not send the message (queue: false); detail gives its words */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getSmsQueueStats: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            total: number;
+            by_status: {
+              [key: string]: number;
+            };
+            queued: number;
+            numbers: {
+              phone_number_id: number | null;
+              phone_number: string;
+              queued: number;
+              oldest_queued_at: string | null;
+            }[];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without sms permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getSms: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        message_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SmsMessage'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without sms permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Message not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  cancelSms: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        message_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without sms permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Message not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Only a queued message can be cancelled */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  receiveCarrierWebhook: {
+    parameters: {
+      query?: {
+        call_id?: number;
+        message_id?: string;
+      };
+      header?: never;
+      path: {
+        carrier: 'carrier_a' | 'carrier_b' | 'carrier_c';
+        kind: 'voice' | 'status' | 'sms' | 'sms-status';
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description voice: the call instructions, in the format of the carrier */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/xml': string;
+          'application/json': {
+            [key: string]: unknown;
+          }[];
+        };
+      };
+      /** @description status, sms, sms-status: the event was taken */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The signature does not verify, the webhook matches nothing of ours, or it reports another call or message than its URL names */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description voice: no call to connect (the number is routed to no assistant), or the carrier asks for no instructions */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A malformed Content-Type header */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getSmsComplianceStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        phone_number_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SmsComplianceStatus'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  submitSmsCompliance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          phone_number_id: number;
+          /** @enum {string} */
+          use_case:
+            | 'customer_support'
+            | 'appointment_reminders'
+            | 'order_notifications'
+            | 'two_factor_auth'
+            | 'marketing'
+            | 'other';
+          business_name: string;
+          business_description: string;
+          /** @description 1 to 3 messages of the kind the number will send */
+          sample_messages: string[];
+          website_url?: string | null;
+          contact_email?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SmsComplianceStatus'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Already approved: an admin must set it back to pending first */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getSmsCanSend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        phone_number_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SmsComplianceCanSend'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getSmsComplianceSummary: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SmsComplianceSummary'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  setSmsComplianceStatus: {
+    parameters: {
+      query: {
+        new_status: 'pending' | 'approved' | 'rejected';
+        /** @description Required with rejected; refused otherwise */
+        rejection_reason?: string;
+      };
+      header?: never;
+      path: {
+        phone_number_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SmsComplianceStatus'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT; not admin */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Phone number not found, or it has no submission yet */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  getWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookSecret'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; not admin */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookSecret'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: called with other than JWT or session cookie; not admin; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        page?: number;
+        per_page?: number;
+        status?: 'pending' | 'delivered' | 'failed';
+        event_type?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['WebhookDelivery'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without organization permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  sendTestWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://example.com/hooks/calls"
+         *     }
+         */
+        'application/json': components['schemas']['WebhookTest'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDelivery'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  redeliverWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        delivery_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDelivery'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Webhook delivery not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The delivery is still pending (being sent or waiting for a retry) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Validation failed (detail lists the issues) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description API key rate limit exceeded (Retry-After says when) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  listServerlessFunctions: {
+    parameters: {
+      query?: {
+        /** @description Access key id of the cloud account (required). */
+        access_key?: string;
+        /** @description Secret access key (required). Used for this call only. */
+        secret_key?: string;
+        /** @description Region to list (default `us-east-1`). */
+        region?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Access key id of the cloud account (required). */
+          access_key?: string;
+          /** @description Secret access key (required). Used for this call only. */
+          secret_key?: string;
+          /** @description Region to list (default `us-east-1`). */
+          region?: string;
+        } & {
+          [key: string]: unknown;
+        };
+        'application/x-www-form-urlencoded': {
+          /** @description Access key id of the cloud account (required). */
+          access_key?: string;
+          /** @description Secret access key (required). Used for this call only. */
+          secret_key?: string;
+          /** @description Region to list (default `us-east-1`). */
+          region?: string;
+        } & {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServerlessFunctionList'];
+        };
+      };
+      /** @description Missing or invalid parameters; credentials refused or denied by the cloud */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuccessFlagErrorBody'];
+        };
+      };
+      /** @description Missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuccessFlagErrorBody'];
+        };
+      };
+      /** @description Unsupported media type: send application/json or application/x-www-form-urlencoded */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuccessFlagErrorBody'];
+        };
+      };
+      /** @description Too many listings for the organization, or API key rate limit */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuccessFlagErrorBody'];
+        };
+      };
+      /** @description The listing failed or took too long */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SuccessFlagErrorBody'];
+        };
+      };
+    };
+  };
   onCallRinging: {
     parameters: {
       query?: never;
