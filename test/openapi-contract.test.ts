@@ -156,12 +156,40 @@ describe('named schemas', () => {
   });
 
   it('replaces a use of the error envelope by a $ref, the response keeping its own description', () => {
-    const responses = (doc.paths as Record<string, Record<string, Json>>)['/api/v1/assistants']!.post!
-      .responses as Record<string, Json>;
-    expect(responses['422']).toEqual({
-      description: 'Validation failed',
+    const responses = (doc.paths as Record<string, Record<string, Json>>)[
+      '/api/v1/assistants/{assistant_id}'
+    ]!.get!.responses as Record<string, Json>;
+    expect(responses['404']).toEqual({
+      description: 'Assistant not found in your organization',
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
     });
+  });
+
+  it('writes the error answers most operations share once, under components.responses', () => {
+    const shared = (doc.components as { responses: Record<string, Json> }).responses;
+    expect(shared.ValidationFailed).toEqual({
+      description: 'Validation failed (detail lists the issues)',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+    });
+    expect(Object.keys(shared).sort()).toEqual(
+      [
+        'BadRequest',
+        'PayloadTooLarge',
+        'RateLimited',
+        'Unauthorized',
+        'UnsupportedMediaType',
+        'ValidationFailed',
+      ].sort(),
+    );
+    const uses = { ValidationFailed: 0, Unauthorized: 0 };
+    for (const item of Object.values(doc.paths as Record<string, Record<string, Json>>))
+      for (const operation of Object.values(item))
+        for (const response of Object.values((operation.responses ?? {}) as Record<string, Json>)) {
+          const name = String(response.$ref ?? '').replace('#/components/responses/', '');
+          if (name in uses) uses[name as keyof typeof uses] += 1;
+        }
+    expect(uses.ValidationFailed).toBeGreaterThan(50);
+    expect(uses.Unauthorized).toBeGreaterThan(50);
   });
 
   it('fails the start of an app whose two different schemas share a title', async () => {

@@ -170,3 +170,46 @@ function normaliseContent(named: NamedSchemas, content: unknown, at: string, des
     media.schema = named.normalise(media.schema, at, description);
   }
 }
+
+/**
+ * The error answers nearly every operation shares — same status, same description, same envelope —
+ * are written once under `components.responses` and used through `$ref`, the way named schemas are.
+ * A route that says more about such a status (its own description) keeps its own answer.
+ */
+const SHARED_RESPONSES: Record<string, string> = {
+  '400': 'BadRequest',
+  '401': 'Unauthorized',
+  '413': 'PayloadTooLarge',
+  '415': 'UnsupportedMediaType',
+  '422': 'ValidationFailed',
+  '429': 'RateLimited',
+};
+
+export function shareCommonResponses(paths: Record<string, Json>): Record<string, Json> {
+  const uses = new Map<string, { status: string; response: Json; places: Json[] }>();
+  for (const item of Object.values(paths))
+    for (const operation of Object.values(item)) {
+      const responses = (operation as Json).responses as Json | undefined;
+      for (const [status, response] of Object.entries(responses ?? {})) {
+        if (!SHARED_RESPONSES[status]) continue;
+        const key = `${status} ${JSON.stringify(response)}`;
+        const use = uses.get(key) ?? { status, response: response as Json, places: [] };
+        use.places.push(responses as Json);
+        uses.set(key, use);
+      }
+    }
+  // Per status, the answer most operations give is the shared one (ties: the first met).
+  const chosen = new Map<string, { response: Json; places: Json[] }>();
+  for (const use of uses.values()) {
+    const current = chosen.get(use.status);
+    if (use.places.length > 1 && (!current || use.places.length > current.places.length))
+      chosen.set(use.status, use);
+  }
+  const shared: Record<string, Json> = {};
+  for (const [status, use] of [...chosen].sort(([a], [b]) => a.localeCompare(b))) {
+    const name = SHARED_RESPONSES[status]!;
+    shared[name] = use.response;
+    for (const responses of use.places) responses[status] = { $ref: `#/components/responses/${name}` };
+  }
+  return shared;
+}

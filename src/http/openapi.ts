@@ -12,7 +12,7 @@ import { webhookEntries } from '../domains/webhooks/events.js';
 import { AREAS } from './access.js';
 import { CSRF_HEADER, SESSION_COOKIE } from './auth.js';
 import { docsPageOptions } from './docs-page.js';
-import { NamedSchemas, normaliseOperations } from './openapi-components.js';
+import { NamedSchemas, normaliseOperations, shareCommonResponses } from './openapi-components.js';
 import { ErrorBody } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -209,7 +209,7 @@ export function openapiOptions(
 }
 
 /**
- * The finished document: named schemas hoisted, enums merged, webhooks added, every operation's tag
+ * The finished document: named schemas hoisted, enums merged, common error answers shared, webhooks added, every operation's tag
  * checked against `TAGS`. Works on a copy: the built document shares objects with the route schemas.
  */
 export function contractDocument(built: Json, jwtOnly: readonly string[] = []): Json {
@@ -222,7 +222,8 @@ export function contractDocument(built: Json, jwtOnly: readonly string[] = []): 
   const components = (doc.components ?? {}) as Json;
   const existing = (components.schemas ?? {}) as Json;
   const hoisted = Object.fromEntries(Object.entries(named.components).sort(([a], [b]) => a.localeCompare(b)));
-  doc.components = { ...components, schemas: { ...existing, ...hoisted } };
+  const responses = shareCommonResponses((doc.paths ?? {}) as Record<string, Json>);
+  doc.components = { ...components, schemas: { ...existing, ...hoisted }, responses };
   checkTags(doc);
   doc['x-tagGroups'] = TAG_GROUPS;
   const info = doc.info as Json;

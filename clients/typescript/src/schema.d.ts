@@ -4091,7 +4091,62 @@ export interface components {
       } | null;
     };
   };
-  responses: never;
+  responses: {
+    /** @description Validation failed (detail lists the issues) */
+    BadRequest: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorBody'];
+      };
+    };
+    /** @description Missing or invalid credentials */
+    Unauthorized: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorBody'];
+      };
+    };
+    /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
+    PayloadTooLarge: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorBody'];
+      };
+    };
+    /** @description Unsupported media type: send application/json */
+    UnsupportedMediaType: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorBody'];
+      };
+    };
+    /** @description Validation failed (detail lists the issues) */
+    ValidationFailed: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorBody'];
+      };
+    };
+    /** @description API key rate limit exceeded (Retry-After says when) */
+    RateLimited: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ErrorBody'];
+      };
+    };
+  };
   parameters: never;
   requestBodies: never;
   headers: never;
@@ -4158,6 +4213,12 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookSecret = components['schemas']['WebhookSecret'];
 export type WebhookTest = components['schemas']['WebhookTest'];
 export type WhoAmI = components['schemas']['WhoAmI'];
+export type ResponseBadRequest = components['responses']['BadRequest'];
+export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
+export type ResponseValidationFailed = components['responses']['ValidationFailed'];
+export type ResponseRateLimited = components['responses']['RateLimited'];
 export type $defs = Record<string, never>;
 export interface operations {
   getHealth: {
@@ -4270,33 +4331,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   verifyEmailLink: {
@@ -4331,15 +4368,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
     };
   };
   verifyEmail: {
@@ -4378,33 +4407,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   resendVerification: {
@@ -4436,15 +4441,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -4454,33 +4451,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   login: {
@@ -4527,33 +4500,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
       /** @description Too many failed sign-ins from this address or for this email (Retry-After) */
       429: {
         headers: {
@@ -4598,33 +4547,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   logout: {
@@ -4647,15 +4572,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -4665,33 +4582,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   switchOrganization: {
@@ -4718,15 +4611,7 @@ export interface operations {
           'application/json': components['schemas']['TokenBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -4754,33 +4639,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   whoAmI: {
@@ -4801,15 +4662,7 @@ export interface operations {
           'application/json': components['schemas']['WhoAmI'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed */
       403: {
         headers: {
@@ -4819,15 +4672,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   getMyProfile: {
@@ -4848,15 +4693,7 @@ export interface operations {
           'application/json': components['schemas']['Profile'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed */
       403: {
         headers: {
@@ -4866,15 +4703,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   updateMyProfile: {
@@ -4912,15 +4741,7 @@ export interface operations {
           'application/json': components['schemas']['Profile'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -4939,33 +4760,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   changePassword: {
@@ -5006,15 +4803,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5024,33 +4813,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   listMembers: {
@@ -5071,15 +4836,7 @@ export interface operations {
           'application/json': components['schemas']['Member'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -5089,15 +4846,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   inviteMember: {
@@ -5134,15 +4883,7 @@ export interface operations {
           'application/json': components['schemas']['Invitation'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5161,42 +4902,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getInvitation: {
@@ -5237,15 +4946,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
     };
   };
   acceptInvitation: {
@@ -5301,33 +5002,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   listApiKeys: {
@@ -5348,15 +5025,7 @@ export interface operations {
           'application/json': components['schemas']['ApiKey'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie */
       403: {
         headers: {
@@ -5414,15 +5083,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; email not verified; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5432,33 +5093,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   updateApiKey: {
@@ -5507,15 +5144,7 @@ export interface operations {
           'application/json': components['schemas']['ApiKey'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; email not verified; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5534,33 +5163,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   deleteApiKey: {
@@ -5581,15 +5186,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; email not verified; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5608,33 +5205,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   getOrganization: {
@@ -5655,15 +5228,7 @@ export interface operations {
           'application/json': components['schemas']['Organization'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -5673,15 +5238,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   updateOrganization: {
@@ -5806,15 +5363,7 @@ export interface operations {
           'application/json': components['schemas']['Organization'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5824,42 +5373,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   createOrganization: {
@@ -5925,15 +5442,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -5952,33 +5461,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   validateCarrierCredentials: {
@@ -6015,15 +5500,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -6033,42 +5510,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
       /** @description The carrier could not check the credentials (unreachable or failing) */
       502: {
         headers: {
@@ -6151,15 +5596,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -6169,15 +5606,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   getConcurrencySettings: {
@@ -6211,15 +5640,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -6229,15 +5650,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   updateConcurrencySettings: {
@@ -6300,15 +5713,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -6318,42 +5723,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getWallet: {
@@ -6378,15 +5751,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -6396,15 +5761,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   listLedgerEntries: {
@@ -6431,15 +5788,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -6449,24 +5798,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listLlmPresets: {
@@ -6487,15 +5820,7 @@ export interface operations {
           'application/json': components['schemas']['LlmPreset'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -6505,15 +5830,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   createLlmPreset: {
@@ -6555,15 +5872,7 @@ export interface operations {
           'application/json': components['schemas']['LlmPreset'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -6582,42 +5891,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   updateLlmPreset: {
@@ -6661,15 +5938,7 @@ export interface operations {
           'application/json': components['schemas']['LlmPreset'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -6697,42 +5966,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteLlmPreset: {
@@ -6753,15 +5990,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -6780,42 +6009,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   applyLlmPreset: {
@@ -6838,15 +6035,7 @@ export interface operations {
           'application/json': components['schemas']['LlmPreset'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission */
       403: {
         headers: {
@@ -6865,24 +6054,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listFallbackKeys: {
@@ -6916,15 +6089,7 @@ export interface operations {
           'application/json': components['schemas']['FallbackKey'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -6934,24 +6099,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   createFallbackKey: {
@@ -6996,15 +6145,7 @@ export interface operations {
           'application/json': components['schemas']['FallbackKey'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7023,42 +6164,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   updateFallbackKey: {
@@ -7103,15 +6212,7 @@ export interface operations {
           'application/json': components['schemas']['FallbackKey'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7139,42 +6240,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteFallbackKey: {
@@ -7207,15 +6276,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7234,42 +6295,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listAssistants: {
@@ -7294,15 +6323,7 @@ export interface operations {
           'application/json': components['schemas']['Assistant'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without assistants permission */
       403: {
         headers: {
@@ -7312,24 +6333,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   createAssistant: {
@@ -7479,15 +6484,7 @@ export interface operations {
           'application/json': components['schemas']['Assistant'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7506,42 +6503,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getAssistant: {
@@ -7564,15 +6529,7 @@ export interface operations {
           'application/json': components['schemas']['Assistant'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without assistants permission */
       403: {
         headers: {
@@ -7591,24 +6548,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   updateAssistant: {
@@ -7641,15 +6582,7 @@ export interface operations {
           'application/json': components['schemas']['Assistant'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7677,42 +6610,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteAssistant: {
@@ -7733,15 +6634,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7769,42 +6662,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listPhoneNumbers: {
@@ -7830,15 +6691,7 @@ export interface operations {
           'application/json': components['schemas']['PhoneNumber'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without phone_numbers permission */
       403: {
         headers: {
@@ -7848,24 +6701,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   createPhoneNumber: {
@@ -7914,15 +6751,7 @@ export interface operations {
           'application/json': components['schemas']['PhoneNumber'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without phone_numbers permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -7941,42 +6770,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getPhoneNumber: {
@@ -8015,15 +6812,7 @@ export interface operations {
           'application/json': components['schemas']['PhoneNumber'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without phone_numbers permission */
       403: {
         headers: {
@@ -8042,24 +6831,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   updatePhoneNumber: {
@@ -8108,15 +6881,7 @@ export interface operations {
           'application/json': components['schemas']['PhoneNumber'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without phone_numbers permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8144,42 +6909,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   deletePhoneNumber: {
@@ -8200,15 +6933,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without phone_numbers permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8227,42 +6952,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listGraphs: {
@@ -8287,15 +6980,7 @@ export interface operations {
           'application/json': components['schemas']['Graph'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission */
       403: {
         headers: {
@@ -8305,24 +6990,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   createGraph: {
@@ -8428,24 +7097,8 @@ export interface operations {
           'application/json': components['schemas']['Graph'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8455,33 +7108,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
     };
   };
   getGraph: {
@@ -8504,15 +7133,7 @@ export interface operations {
           'application/json': components['schemas']['Graph'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission */
       403: {
         headers: {
@@ -8531,24 +7152,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   updateGraph: {
@@ -8575,24 +7180,8 @@ export interface operations {
           'application/json': components['schemas']['Graph'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8611,33 +7200,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteGraph: {
@@ -8658,15 +7223,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8694,42 +7251,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   replaceGraphStructure: {
@@ -8756,24 +7281,8 @@ export interface operations {
           'application/json': components['schemas']['Graph'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8792,33 +7301,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
     };
   };
   simulateGraph: {
@@ -8864,24 +7349,8 @@ export interface operations {
           'application/json': components['schemas']['GraphSimulation'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -8900,33 +7369,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
     };
   };
   listGraphSessions: {
@@ -8954,15 +7399,7 @@ export interface operations {
           'application/json': components['schemas']['GraphSession'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission */
       403: {
         headers: {
@@ -8981,24 +7418,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getGraphSessionByCallSid: {
@@ -9021,15 +7442,7 @@ export interface operations {
           'application/json': components['schemas']['GraphSession'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission */
       403: {
         headers: {
@@ -9048,24 +7461,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getGraphAnalytics: {
@@ -9090,15 +7487,7 @@ export interface operations {
           'application/json': components['schemas']['GraphAnalytics'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without graphs permission */
       403: {
         headers: {
@@ -9117,24 +7506,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listCampaigns: {
@@ -9166,15 +7539,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission */
       403: {
         headers: {
@@ -9184,24 +7549,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   createCampaign: {
@@ -9243,15 +7592,7 @@ export interface operations {
           'application/json': components['schemas']['Campaign'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -9261,42 +7602,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   previewCampaignTemplate: {
@@ -9331,15 +7640,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -9349,42 +7650,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getCampaign: {
@@ -9407,15 +7676,7 @@ export interface operations {
           'application/json': components['schemas']['Campaign'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission */
       403: {
         headers: {
@@ -9434,24 +7695,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   updateCampaign: {
@@ -9484,15 +7729,7 @@ export interface operations {
           'application/json': components['schemas']['Campaign'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -9520,42 +7757,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteCampaign: {
@@ -9576,15 +7781,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -9612,42 +7809,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   startCampaign: {
@@ -9679,15 +7844,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Insufficient balance: add credits to run the campaign */
       402: {
         headers: {
@@ -9724,42 +7881,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   pauseCampaign: {
@@ -9782,15 +7907,7 @@ export interface operations {
           'application/json': components['schemas']['Campaign'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -9818,42 +7935,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   stopCampaign: {
@@ -9876,15 +7961,7 @@ export interface operations {
           'application/json': components['schemas']['Campaign'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -9912,42 +7989,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getCampaignSchedule: {
@@ -9970,15 +8015,7 @@ export interface operations {
           'application/json': components['schemas']['CampaignSchedule'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission */
       403: {
         headers: {
@@ -9997,24 +8034,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   scheduleCampaign: {
@@ -10059,15 +8080,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -10095,33 +8108,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
     };
   };
   unscheduleCampaign: {
@@ -10147,24 +8136,8 @@ export interface operations {
           };
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -10192,33 +8165,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
     };
   };
   listCampaignExecutions: {
@@ -10247,15 +8196,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission */
       403: {
         headers: {
@@ -10274,24 +8215,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getCampaignProgress: {
@@ -10314,15 +8239,7 @@ export interface operations {
           'application/json': components['schemas']['CampaignProgress'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission */
       403: {
         headers: {
@@ -10341,24 +8258,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listCampaignContacts: {
@@ -10388,15 +8289,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission */
       403: {
         headers: {
@@ -10415,24 +8308,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   addCampaignContacts: {
@@ -10473,15 +8350,7 @@ export interface operations {
           'application/json': components['schemas']['ContactImportReport'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -10509,42 +8378,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   importCampaignContacts: {
@@ -10580,15 +8417,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without campaigns permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -10634,24 +8463,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   initiateCall: {
@@ -10705,15 +8518,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Insufficient balance: add credits to place calls */
       402: {
         headers: {
@@ -10741,33 +8546,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
       /** @description The carrier refused or could not be reached */
       502: {
         headers: {
@@ -10814,15 +8595,7 @@ export interface operations {
           'application/json': components['schemas']['Call'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without calls permission */
       403: {
         headers: {
@@ -10832,24 +8605,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   searchCalls: {
@@ -10873,15 +8630,7 @@ export interface operations {
           'application/json': components['schemas']['Call'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without calls permission */
       403: {
         headers: {
@@ -10891,24 +8640,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   exportCalls: {
@@ -10964,15 +8697,7 @@ export interface operations {
           }[];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without calls permission */
       403: {
         headers: {
@@ -10982,24 +8707,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getCall: {
@@ -11022,15 +8731,7 @@ export interface operations {
           'application/json': components['schemas']['Call'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without calls permission */
       403: {
         headers: {
@@ -11049,24 +8750,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getCallTranscript: {
@@ -11089,15 +8774,7 @@ export interface operations {
           'application/json': components['schemas']['TranscriptSegment'][];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without calls permission */
       403: {
         headers: {
@@ -11116,24 +8793,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   endCall: {
@@ -11159,15 +8820,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without calls permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -11195,42 +8848,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
       /** @description The carrier refused to hang up or could not be reached */
       502: {
         headers: {
@@ -11294,15 +8915,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Not allowed, or SMS compliance is enforced and the number is not approved */
       403: {
         headers: {
@@ -11330,24 +8943,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
       /** @description The idempotency key was used with a different body */
       422: {
         headers: {
@@ -11357,15 +8954,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
       /** @description The carrier did not send the message (queue: false); detail gives its words */
       500: {
         headers: {
@@ -11407,15 +8996,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without sms permission */
       403: {
         headers: {
@@ -11425,15 +9006,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      429: components['responses']['RateLimited'];
     };
   };
   getSms: {
@@ -11456,15 +9029,7 @@ export interface operations {
           'application/json': components['schemas']['SmsMessage'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without sms permission */
       403: {
         headers: {
@@ -11483,24 +9048,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   cancelSms: {
@@ -11521,15 +9070,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without sms permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -11557,42 +9098,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   receiveCarrierWebhook: {
@@ -11647,15 +9156,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
       /** @description A malformed Content-Type header */
       415: {
         headers: {
@@ -11665,15 +9166,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
     };
   };
   getSmsComplianceStatus: {
@@ -11696,15 +9189,7 @@ export interface operations {
           'application/json': components['schemas']['SmsComplianceStatus'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT */
       403: {
         headers: {
@@ -11723,15 +9208,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
     };
   };
   submitSmsCompliance: {
@@ -11772,15 +9249,7 @@ export interface operations {
           'application/json': components['schemas']['SmsComplianceStatus'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT */
       403: {
         headers: {
@@ -11808,33 +9277,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   getSmsCanSend: {
@@ -11857,15 +9302,7 @@ export interface operations {
           'application/json': components['schemas']['SmsComplianceCanSend'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT */
       403: {
         headers: {
@@ -11884,15 +9321,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
     };
   };
   getSmsComplianceSummary: {
@@ -11913,15 +9342,7 @@ export interface operations {
           'application/json': components['schemas']['SmsComplianceSummary'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT */
       403: {
         headers: {
@@ -11957,15 +9378,7 @@ export interface operations {
           'application/json': components['schemas']['SmsComplianceStatus'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT; not admin */
       403: {
         headers: {
@@ -11984,33 +9397,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   getWebhookSecret: {
@@ -12031,15 +9420,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookSecret'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; not admin */
       403: {
         headers: {
@@ -12069,15 +9450,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookSecret'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: called with other than JWT or session cookie; not admin; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -12087,33 +9460,9 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
     };
   };
   listWebhookDeliveries: {
@@ -12142,15 +9491,7 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without organization permission */
       403: {
         headers: {
@@ -12160,24 +9501,8 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   sendTestWebhook: {
@@ -12207,15 +9532,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -12225,42 +9542,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   redeliverWebhook: {
@@ -12283,15 +9568,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: not admin; API key without organization permission; cookie without X-CSRF-Token */
       403: {
         headers: {
@@ -12319,42 +9596,10 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Body larger than the limit (BODY_LIMIT_BYTES) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Unsupported media type: send application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Validation failed (detail lists the issues) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description API key rate limit exceeded (Retry-After says when) */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   listServerlessFunctions: {
@@ -12414,15 +9659,7 @@ export interface operations {
           'application/json': components['schemas']['SuccessFlagErrorBody'];
         };
       };
-      /** @description Missing or invalid credentials */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
+      401: components['responses']['Unauthorized'];
       /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
       403: {
         headers: {
