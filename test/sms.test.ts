@@ -747,9 +747,12 @@ describe('rate', () => {
       .sort((a, b) => a - b);
     // The carrier saw them over at least 19 / 5 s, never two in quick succession, in the order sent.
     expect(at[19]! - at[0]!).toBeGreaterThanOrEqual(3800);
-    // Sends start 1.02 / rate + 5 ms apart; arrivals vary by the way there (tens of ms on a busy
-    // machine), but never come in a burst.
-    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(120);
+    // Sends start 1.02 / rate + 5 ms apart, but one arrival can be late by the way there (the
+    // simulator shares this process: on a loaded machine one request was seen 195 ms late, squeezing
+    // its gap to the next to 5 ms). A burst is several sends close together, so the check is on
+    // windows: any six consecutive arrivals (five intervals, 1 s at this rate) span at least 700 ms.
+    for (let i = 5; i < at.length; i++)
+      expect(at[i]! - at[i - 5]!, `arrivals ${i - 5}…${i}`).toBeGreaterThanOrEqual(700);
     expect(
       atSim(org.number)
         .sort((a, b) => a.at - b.at)
