@@ -77,9 +77,20 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
 const MAX_ZONE_LENGTH = 64;
 
-/** Whether `zone` is an IANA zone name (`Europe/Berlin`, `UTC`); fixed offsets are not. */
+/** IANA names start with a letter (`Etc/GMT+2` included); `+02:00` never does. */
+const ZONE_NAME_START = /^[A-Za-z]/;
+
+/**
+ * Whether `zone` is an IANA zone name (`Europe/Berlin`, `UTC`); fixed offsets are not. The name's
+ * first character is checked here because Node 24's ICU accepts offsets such as `+02:00` as zones.
+ */
 export function isIanaZone(zone: unknown): zone is string {
-  return typeof zone === 'string' && zone.length <= MAX_ZONE_LENGTH && IANAZone.isValidZone(zone);
+  return (
+    typeof zone === 'string' &&
+    zone.length <= MAX_ZONE_LENGTH &&
+    ZONE_NAME_START.test(zone) &&
+    IANAZone.isValidZone(zone)
+  );
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
