@@ -2,42 +2,34 @@
  * Call events reach the assistant's `webhook_url`: one signed outgoing webhook per status change of
  * a call placed through the carrier_a simulator, in order, carrying the call as it then stood.
  */
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../src/domains/webhooks/signature.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
-
-interface Received {
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+import {
+  type ReceivedWebhook,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './support/webhook-receiver.js';
 
 const sim = new CarrierASimulator();
-const received: Received[] = [];
-let receiver: Server;
+let receiver: WebhookReceiver;
 let receiverUrl: string;
+let received: ReceivedWebhook[];
 let t: TestPlatform;
 
 beforeAll(async () => {
   await sim.start();
-  receiver = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-    res.writeHead(204).end();
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const address = receiver.address();
-  receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/events`;
+  receiver = await startWebhookReceiver();
+  receiverUrl = receiver.url;
+  received = receiver.received;
   t = await startTestPlatform({ CARRIER_A_BASE_URL: sim.baseUrl }, { listen: true });
 });
 afterAll(async () => {
   await sim.stop();
   await t.close();
-  receiver.closeAllConnections();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await receiver?.close();
 });
 
 it('sends call.ringing, call.in_progress and call.completed to webhook_url, signed with the organization secret', async () => {

@@ -3,32 +3,30 @@
  * deliveries: a call through the carrier simulator, an inbound SMS, a test event), and the /docs
  * page: Switchboard's own, with a "try it" that reaches the server it was served from.
  */
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGO_SVG } from '../src/http/docs-page.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 import { documentAjv, type Json } from './support/openapi-document.js';
+import {
+  type ReceivedWebhook,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './support/webhook-receiver.js';
 
 const sim = new CarrierASimulator();
-const received: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
-let receiver: Server;
+let receiver: WebhookReceiver;
 let receiverUrl: string;
+let received: ReceivedWebhook[];
 let t: TestPlatform;
 let doc: Json;
 
 beforeAll(async () => {
   await sim.start();
-  receiver = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-    res.writeHead(204).end();
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const address = receiver.address();
-  receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/events`;
+  receiver = await startWebhookReceiver();
+  receiverUrl = receiver.url;
+  received = receiver.received;
   t = await startTestPlatform({ CARRIER_A_BASE_URL: sim.baseUrl }, { listen: true });
   const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
   expect(response.statusCode).toBe(200);
@@ -37,8 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.stop();
   await t?.close();
-  receiver.closeAllConnections();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await receiver?.close();
 });
 
 describe('outgoing webhooks', () => {
