@@ -19,7 +19,7 @@ import {
   messages,
 } from '../src/db/schema/index.js';
 import { Tenant } from '../src/db/tenant.js';
-import * as executorStore from '../src/domains/campaigns/executor-store.js';
+import * as executorStore from '../src/domains/campaigns/execution/store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { type CarrierOrganization, Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';

@@ -3,7 +3,7 @@
  * branch is pinned here; the executor tests prove the same rules end to end.
  */
 import { describe, expect, it } from 'vitest';
-import { nextStep } from '../src/domains/campaigns/outcomes.js';
+import { nextStep } from '../src/domains/campaigns/execution/outcomes.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 const campaign = {

@@ -10,7 +10,7 @@ import {
   type ParsedSchedule,
   parseSchedule,
   type ScheduleTiming,
-} from '../src/domains/campaigns/recurrence.js';
+} from '../src/domains/campaigns/schedules/recurrence.js';
 
 // A Friday, 12:00 UTC: 2025-01-11 02:00 in Pacific/Kiritimati (+14), 01:00 in Pacific/Pago_Pago (-11).
 const NOW = new Date('2025-01-10T12:00:00Z');

@@ -10,7 +10,7 @@ import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CampaignStatus, campaigns } from '../src/db/schema/index.js';
-import { nextRunAfter } from '../src/domains/campaigns/recurrence.js';
+import { nextRunAfter } from '../src/domains/campaigns/schedules/recurrence.js';
 import { expectError, type Issue } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';

@@ -1,5 +1,5 @@
 /** Which service handles each job. A process runs these only when WORKERS_ENABLED is true. */
-import type { CampaignExecutor } from '../domains/campaigns/executor.js';
+import type { CampaignExecutor } from '../domains/campaigns/execution/executor.js';
 import type { SmsService } from '../domains/sms/service.js';
 import type { WebhookService } from '../domains/webhooks/service.js';
 import type { Mailer } from '../lib/mail.js';

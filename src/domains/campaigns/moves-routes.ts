@@ -8,7 +8,7 @@ import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { CampaignExecutor } from './executor.js';
+import type { CampaignExecutor } from './execution/executor.js';
 import type { CampaignService } from './service.js';
 import { CampaignOut, campaignView } from './views.js';
 

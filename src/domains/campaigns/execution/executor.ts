@@ -39,24 +39,24 @@
  * Each of these transactions runs in `queue.retryingTransaction`: should PostgreSQL still abort one
  * for a deadlock or a serialization failure, it runs again instead of failing a request or a job.
  */
-import type { Db, Executor } from '../../db/client.js';
-import { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { AppError, badRequest, conflict, notFound } from '../../http/errors.js';
-import { TemplateError } from '../../lib/templates.js';
-import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import type { BillingService } from '../billing/service.js';
-import type { CallService } from '../calls/service.js';
-import type { CallRow } from '../calls/store.js';
-import type { ConfigResolver } from '../runtime/resolve-config.js';
-import type { SmsService } from '../sms/service.js';
-import type { MessageRow } from '../sms/store.js';
-import { canSendOutbound } from '../sms-compliance/service.js';
-import { announceProgress } from './events.js';
-import * as store from './executor-store.js';
+import type { Db, Executor } from '../../../db/client.js';
+import { Tenant } from '../../../db/tenant.js';
+import type { Principal } from '../../../http/access.js';
+import { AppError, badRequest, conflict, notFound } from '../../../http/errors.js';
+import { TemplateError } from '../../../lib/templates.js';
+import type { JobEnqueuer, JobQueue } from '../../../queue/queue.js';
+import type { BillingService } from '../../billing/service.js';
+import type { CallService } from '../../calls/service.js';
+import type { CallRow } from '../../calls/store.js';
+import type { ConfigResolver } from '../../runtime/resolve-config.js';
+import type { SmsService } from '../../sms/service.js';
+import type { MessageRow } from '../../sms/store.js';
+import { canSendOutbound } from '../../sms-compliance/service.js';
+import { announceProgress } from '../events.js';
 import { type AttemptOutcome, callOutcome, messageOutcome, nextStep } from './outcomes.js';
 import { contactVariables, personalize } from './personalize.js';
 import { CampaignSenders } from './sender.js';
+import * as store from './store.js';
 
 /** Computes the next run of a schedule (recurrence.ts); injected so the executor stays testable. */
 export type NextRun = (

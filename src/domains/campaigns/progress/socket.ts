@@ -11,13 +11,13 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { access } from '../../http/access.js';
-import { type Authenticator, admit, principalFromBearer } from '../../http/auth.js';
-import { AppError } from '../../http/errors.js';
-import type { App } from '../../http/types.js';
-import type { CampaignProgressService } from './progress.js';
-import type { CampaignProgressFeed } from './progress-feed.js';
-import type { ProgressView } from './progress-views.js';
+import { access } from '../../../http/access.js';
+import { type Authenticator, admit, principalFromBearer } from '../../../http/auth.js';
+import { AppError } from '../../../http/errors.js';
+import type { App } from '../../../http/types.js';
+import type { CampaignProgressFeed } from './feed.js';
+import type { CampaignProgressService } from './service.js';
+import type { ProgressView } from './views.js';
 
 export const PROGRESS_SOCKET_PATH = '/ws/campaigns/:campaign_id/progress';
 

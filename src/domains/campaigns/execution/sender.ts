@@ -3,14 +3,14 @@
  * and the carrier credentials for that number — or why there is nothing to send with. Looked up
  * once per campaign every few seconds: a dispatch of thousands of contacts asks for every one.
  */
-import type { Db } from '../../db/client.js';
-import type { Tenant } from '../../db/tenant.js';
-import { isCarrierId } from '../../providers/carriers/index.js';
-import type { CarrierId } from '../../providers/carriers/types.js';
-import { findAssistant } from '../assistants/store.js';
-import { firstNumberOfAssistant } from '../phone-numbers/store.js';
-import type { ConfigResolver } from '../runtime/resolve-config.js';
-import type { CampaignRecord } from './executor-store.js';
+import type { Db } from '../../../db/client.js';
+import type { Tenant } from '../../../db/tenant.js';
+import { isCarrierId } from '../../../providers/carriers/index.js';
+import type { CarrierId } from '../../../providers/carriers/types.js';
+import { findAssistant } from '../../assistants/store.js';
+import { firstNumberOfAssistant } from '../../phone-numbers/store.js';
+import type { ConfigResolver } from '../../runtime/resolve-config.js';
+import type { CampaignRecord } from './store.js';
 
 export interface Sender {
   assistantId: number;

@@ -12,19 +12,19 @@
  */
 import type { CountryCode } from 'libphonenumber-js';
 import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import type { Db } from '../../db/client.js';
-import type { CampaignStatus, ContactStatus } from '../../db/schema/index.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, invalidField, notFound } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
+import type { Db } from '../../../db/client.js';
+import type { CampaignStatus, ContactStatus } from '../../../db/schema/index.js';
+import type { Principal } from '../../../http/access.js';
+import { conflict, invalidField, notFound } from '../../../http/errors.js';
+import type { Page } from '../../../http/pagination.js';
 import {
   fileRows,
   MAX_CUSTOM_KEY_LENGTH,
   type RawContact,
   type SourceRow,
   type UploadedFile,
-} from './contacts-files.js';
-import * as store from './contacts-store.js';
+} from './files.js';
+import * as store from './store.js';
 
 /** Campaign states that take new contacts. Running ones pick contacts as they go; finished ones are history. */
 export const EDITABLE_STATUSES = ['draft', 'scheduled', 'paused'] as const satisfies CampaignStatus[];

@@ -4,14 +4,14 @@
  */
 
 import { Type } from 'typebox';
-import { access } from '../../http/access.js';
-import { principalOf } from '../../http/auth.js';
-import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
-import { errors } from '../../http/responses.js';
-import { IdParam } from '../../http/schemas.js';
-import type { App } from '../../http/types.js';
-import type { CampaignProgressService } from './progress.js';
-import { ExecutionOut, executionView, ProgressOut } from './progress-views.js';
+import { access } from '../../../http/access.js';
+import { principalOf } from '../../../http/auth.js';
+import { PageQuery, PaginationOut, pageOf, paginationView } from '../../../http/pagination.js';
+import { errors } from '../../../http/responses.js';
+import { IdParam } from '../../../http/schemas.js';
+import type { App } from '../../../http/types.js';
+import type { CampaignProgressService } from './service.js';
+import { ExecutionOut, executionView, ProgressOut } from './views.js';
 
 const tags = ['campaigns'];
 

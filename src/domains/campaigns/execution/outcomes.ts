@@ -3,10 +3,10 @@
  * a settled message gives, and where that outcome takes the attempt's contact. Pure; the executor
  * records them (executor.ts).
  */
-import type { ExecutionStatus } from '../../db/schema/index.js';
-import type { CallRow } from '../calls/store.js';
-import type { MessageRow } from '../sms/store.js';
-import type { CampaignRecord } from './executor-store.js';
+import type { ExecutionStatus } from '../../../db/schema/index.js';
+import type { CallRow } from '../../calls/store.js';
+import type { MessageRow } from '../../sms/store.js';
+import type { CampaignRecord } from './store.js';
 
 export interface AttemptOutcome {
   status: ExecutionStatus;

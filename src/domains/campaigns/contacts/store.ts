@@ -4,15 +4,15 @@
  * variables after an import, and the contact list.
  */
 import { asc, eq, type SQL, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.js';
+import type { Executor } from '../../../db/client.js';
 import {
   type CampaignStatus,
   type ContactStatus,
   campaignContacts,
   campaigns,
-} from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
-import { offsetOf, type Page } from '../../http/pagination.js';
+} from '../../../db/schema/index.js';
+import type { Tenant } from '../../../db/tenant.js';
+import { offsetOf, type Page } from '../../../http/pagination.js';
 
 export type ContactRow = typeof campaignContacts.$inferSelect;
 

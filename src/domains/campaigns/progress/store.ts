@@ -5,7 +5,7 @@
  * `store.metricsOf`, so the list, GET and progress always show the same figures.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.js';
+import type { Executor } from '../../../db/client.js';
 import {
   type CampaignStatus,
   calls,
@@ -13,10 +13,10 @@ import {
   campaignExecutions,
   campaigns,
   type ExecutionStatus,
-} from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
-import { offsetOf, type Page } from '../../http/pagination.js';
-import { type CampaignMetrics, metricsOf, NO_METRICS } from './store.js';
+} from '../../../db/schema/index.js';
+import type { Tenant } from '../../../db/tenant.js';
+import { offsetOf, type Page } from '../../../http/pagination.js';
+import { type CampaignMetrics, metricsOf, NO_METRICS } from '../store.js';
 
 export interface ExecutionRow {
   id: number;

@@ -3,14 +3,14 @@
  * its organization.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.js';
+import type { Executor } from '../../../db/client.js';
 import {
   type CampaignStatus,
   campaignExecutions,
   campaignSchedules,
   campaigns,
-} from '../../db/schema/index.js';
-import type { ExecutionRecord } from './executor-store.js';
+} from '../../../db/schema/index.js';
+import type { ExecutionRecord } from './store.js';
 
 /**
  * Work the sweep looks for, on the whole platform (each row names its organization): schedules

@@ -4,8 +4,8 @@
  * campaign's `fallback_values`. Compiled templates are kept per campaign version, so a dispatch of
  * thousands of contacts parses each template once.
  */
-import { compileTemplate, type RenderResult, type TemplateVariables } from '../../lib/templates.js';
-import type { CampaignRecord, ContactRecord } from './executor-store.js';
+import { compileTemplate, type RenderResult, type TemplateVariables } from '../../../lib/templates.js';
+import type { CampaignRecord, ContactRecord } from './store.js';
 
 export interface PersonalizedTexts {
   welcomeMessage?: string;

@@ -2,14 +2,14 @@
  * Reading how a campaign is going: its executions page by page, and its progress (contacts by
  * status, metrics, cost estimate, recent activity). The REST routes and the live feed both call it.
  */
-import type { Db } from '../../db/client.js';
-import type { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { notFound } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
-import { type ExecutionRow, listExecutions, progressOf } from './progress-store.js';
-import { type ProgressView, progressView } from './progress-views.js';
-import { statusOf } from './store.js';
+import type { Db } from '../../../db/client.js';
+import type { Tenant } from '../../../db/tenant.js';
+import type { Principal } from '../../../http/access.js';
+import { notFound } from '../../../http/errors.js';
+import type { Page } from '../../../http/pagination.js';
+import { statusOf } from '../store.js';
+import { type ExecutionRow, listExecutions, progressOf } from './store.js';
+import { type ProgressView, progressView } from './views.js';
 
 export class CampaignProgressService {
   constructor(private readonly deps: { db: Db }) {}

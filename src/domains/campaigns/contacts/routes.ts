@@ -15,22 +15,22 @@ import fastifyMultipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { access } from '../../http/access.js';
-import { principalOf } from '../../http/auth.js';
-import { AppError, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
-import { nulIssues } from '../../http/nul.js';
-import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
-import { errors } from '../../http/responses.js';
-import { IdParam, iso, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
-import type { App } from '../../http/types.js';
+import { access } from '../../../http/access.js';
+import { principalOf } from '../../../http/auth.js';
+import { AppError, ValidationFailed, type ValidationIssue } from '../../../http/errors.js';
+import { nulIssues } from '../../../http/nul.js';
+import { PageQuery, PaginationOut, pageOf, paginationView } from '../../../http/pagination.js';
+import { errors } from '../../../http/responses.js';
+import { IdParam, iso, Nullable, NullableTimestamp, Timestamp } from '../../../http/schemas.js';
+import type { App } from '../../../http/types.js';
+import { CONTACT_COLUMNS, type UploadedFile } from './files.js';
 import {
   type CampaignContactService,
   type ContactInput,
   EDITABLE_STATUSES,
   MAX_REPORTED_ERRORS,
-} from './contacts.js';
-import { CONTACT_COLUMNS, type UploadedFile } from './contacts-files.js';
-import type { ContactRow } from './contacts-store.js';
+} from './service.js';
+import type { ContactRow } from './store.js';
 
 const tags = ['campaigns'];
 const params = IdParam('campaign_id');

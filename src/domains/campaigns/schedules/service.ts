@@ -7,15 +7,15 @@
  * campaign when the time has come and advances recurring schedules with `nextRunAfter`; a wakeup left
  * over from a replaced or cleared schedule finds nothing due and does nothing.
  */
-import type { Db, Executor } from '../../db/client.js';
-import type { CampaignStatus } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, notFound, ValidationFailed } from '../../http/errors.js';
-import type { JobQueue } from '../../queue/queue.js';
+import type { Db, Executor } from '../../../db/client.js';
+import type { CampaignStatus } from '../../../db/schema/index.js';
+import type { Tenant } from '../../../db/tenant.js';
+import type { Principal } from '../../../http/access.js';
+import { conflict, notFound, ValidationFailed } from '../../../http/errors.js';
+import type { JobQueue } from '../../../queue/queue.js';
+import * as store from '../store.js';
 import { DEFAULT_TIMEZONE, nextRunAfter, type ParsedSchedule, parseSchedule } from './recurrence.js';
-import * as scheduleStore from './schedule-store.js';
-import * as store from './store.js';
+import * as scheduleStore from './store.js';
 
 /** The statuses a schedule may be set in (every other one answers 409). */
 const SCHEDULABLE: readonly CampaignStatus[] = ['draft', 'scheduled'];

@@ -4,13 +4,13 @@
  * The schema checks the shape; `parseSchedule` then checks zones, times in the past and the end date.
  */
 import { Type } from 'typebox';
-import { access } from '../../http/access.js';
-import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { IdParam, iso, Nullable, NullableTimestamp } from '../../http/schemas.js';
-import type { App } from '../../http/types.js';
+import { access } from '../../../http/access.js';
+import { principalOf } from '../../../http/auth.js';
+import { errors } from '../../../http/responses.js';
+import { IdParam, iso, Nullable, NullableTimestamp } from '../../../http/schemas.js';
+import type { App } from '../../../http/types.js';
 import { INTERNAL_CONFIG_KEYS, MAX_INTERVAL } from './recurrence.js';
-import type { CampaignScheduleService, ScheduleState } from './schedules.js';
+import type { CampaignScheduleService, ScheduleState } from './service.js';
 
 const tags = ['campaigns'];
 

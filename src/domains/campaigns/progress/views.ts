@@ -4,9 +4,9 @@
  * polling route and the socket can never disagree.
  */
 import { Type } from 'typebox';
-import { iso, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
-import type { ExecutionRow, ProgressRow } from './progress-store.js';
-import { CampaignStatus } from './views.js';
+import { iso, Nullable, NullableTimestamp, Timestamp } from '../../../http/schemas.js';
+import { CampaignStatus } from '../views.js';
+import type { ExecutionRow, ProgressRow } from './store.js';
 
 // The same values as EXECUTION_STATUSES (db/schema/campaigns.ts), as literals TypeBox can type.
 const ExecutionStatus = Type.Union([

@@ -11,21 +11,21 @@
  *   time, or — when the carrier has no such call — made again under the same attempt number, since
  *   it never happened; an SMS interrupted mid-send is failed, never resent (the carrier may have it).
  */
-import type { Db } from '../../db/client.js';
-import { FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
-import { Tenant } from '../../db/tenant.js';
-import type { Carriers } from '../../providers/carriers/index.js';
-import { isCarrierId } from '../../providers/carriers/index.js';
-import type { CallSnapshot } from '../../providers/carriers/types.js';
-import type { JobLogger, JobQueue } from '../../queue/queue.js';
-import type { CallService } from '../calls/service.js';
-import * as callStore from '../calls/store.js';
-import type { ConfigResolver } from '../runtime/resolve-config.js';
-import * as smsStore from '../sms/store.js';
+import type { Db } from '../../../db/client.js';
+import { FINAL_CALL_STATUSES } from '../../../db/schema/telephony.js';
+import { Tenant } from '../../../db/tenant.js';
+import type { Carriers } from '../../../providers/carriers/index.js';
+import { isCarrierId } from '../../../providers/carriers/index.js';
+import type { CallSnapshot } from '../../../providers/carriers/types.js';
+import type { JobLogger, JobQueue } from '../../../queue/queue.js';
+import type { CallService } from '../../calls/service.js';
+import * as callStore from '../../calls/store.js';
+import type { ConfigResolver } from '../../runtime/resolve-config.js';
+import * as smsStore from '../../sms/store.js';
 import type { CampaignExecutor } from './executor.js';
-import * as store from './executor-store.js';
 import { messageOutcome } from './outcomes.js';
 import { sweepQueries } from './recovery-store.js';
+import * as store from './store.js';
 
 /** A message still `sending` after this long was interrupted (as the SMS queue judges it). */
 const SENDING_INTERRUPTED_SECONDS = 60;

@@ -9,7 +9,7 @@
  * foreign-key checks take on a campaign or contact whenever an execution row is written.
  */
 import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.js';
+import type { Executor } from '../../../db/client.js';
 import {
   type ContactStatus,
   campaignContacts,
@@ -17,8 +17,8 @@ import {
   campaignSchedules,
   campaigns,
   type ExecutionStatus,
-} from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+} from '../../../db/schema/index.js';
+import type { Tenant } from '../../../db/tenant.js';
 
 export type CampaignRecord = typeof campaigns.$inferSelect;
 export type ExecutionRecord = typeof campaignExecutions.$inferSelect;

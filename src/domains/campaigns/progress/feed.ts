@@ -12,10 +12,10 @@
  * folded into the next one. Campaigns nobody watches cost nothing but a map lookup.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../db/client.js';
-import { Tenant } from '../../db/tenant.js';
-import { PROGRESS_CHANNEL } from './events.js';
-import type { ProgressView } from './progress-views.js';
+import type { Database } from '../../../db/client.js';
+import { Tenant } from '../../../db/tenant.js';
+import { PROGRESS_CHANNEL } from '../events.js';
+import type { ProgressView } from './views.js';
 
 /** Called with each new progress; with undefined when the campaign is gone (deleted). */
 export type ProgressListener = (progress: ProgressView | undefined) => void;

@@ -3,9 +3,9 @@
  * UPDATE, so the check and the change are one statement under the row lock), and the schedule row.
  */
 import { eq, inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.js';
-import { type CampaignStatus, campaignSchedules, campaigns } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+import type { Executor } from '../../../db/client.js';
+import { type CampaignStatus, campaignSchedules, campaigns } from '../../../db/schema/index.js';
+import type { Tenant } from '../../../db/tenant.js';
 
 export type ScheduleRow = typeof campaignSchedules.$inferSelect;
 export type ScheduleValues = Pick<
