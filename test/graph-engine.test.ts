@@ -3,14 +3,8 @@
  * pure functions, no database. Decisions §5; docs/graphs.md "Conditions" and "How routing decides".
  */
 import { describe, expect, it } from 'vitest';
-import {
-  applyContextUpdate,
-  CONTEXT_TOOL,
-  ContextUpdateError,
-  decideNext,
-  entryNode,
-  words,
-} from '../src/domains/graphs/engine.js';
+import { applyContextUpdate, CONTEXT_TOOL, ContextUpdateError } from '../src/domains/graphs/context.js';
+import { decideNext, entryNode, words } from '../src/domains/graphs/engine.js';
 import type {
   Classifier,
   EngineDeps,

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
-import { ContextUpdateError } from '../src/domains/graphs/engine.js';
+import { ContextUpdateError } from '../src/domains/graphs/context.js';
 import { type GraphSessionService, sessionStateOf } from '../src/domains/graphs/sessions.js';
 import { AppError } from '../src/http/errors.js';
 import { expectError, expectValidation } from './support/assertions.js';

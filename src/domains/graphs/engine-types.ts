@@ -1,7 +1,8 @@
 /**
  * The routing engine's contract (docs/graphs.md, decisions §5). The engine (engine.ts) is pure: no
  * database, no network; the language-model classifier and the clock are injected. The sessions
- * store, the simulate endpoint and the call runtime all drive it through these types.
+ * store, the simulate endpoint and the call runtime all drive it through these types: `decideNext`
+ * turns a `SessionState` and an utterance into a `Decision`, `advance` turns that into a `Step`.
  */
 import type { ConditionType, NodeType } from '../../db/schema/graphs.js';
 
@@ -81,6 +82,29 @@ export interface Decision {
   transferNumber: string | null;
   /** Every edge tried, in the order tried. */
   evaluated: EdgeEvaluation[];
+}
+
+/** A move a decision made: what the sessions store records as a `graph_transitions` row. */
+export interface Transition {
+  fromNodeId: number;
+  toNodeId: number;
+  edgeId: number;
+  /** The decision's reason, recorded with the move. */
+  reason: string;
+  handoffSentence: string | null;
+  /** When the target node was entered. */
+  at: Date;
+}
+
+/** What one routed utterance did to the conversation (`advance`). */
+export interface Step {
+  /** Where the conversation stands now, ready for the next utterance. */
+  state: SessionState;
+  /** The move, or null when the conversation stayed on its node. */
+  transition: Transition | null;
+  /** As the decision said: an exit node ends the session, an escalation node transfers the call. */
+  ends: 'exit' | 'escalation' | null;
+  transferNumber: string | null;
 }
 
 /** A parse problem of a condition expression, with its position (0-based character offset). */

@@ -9,8 +9,10 @@ import type { ConditionType, NodeType } from '../../db/schema/graphs.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
 import { toE164 } from '../../lib/phone.js';
-import { applyContextUpdate, ContextUpdateError, decideNext, entryNode, words } from './engine.js';
-import type { EngineGraph, SessionState } from './engine-types.js';
+import { applyContextUpdate, ContextUpdateError } from './context.js';
+import { advance, decideNext, entryNode, words } from './engine.js';
+import { loadEngineGraph } from './engine-graph.js';
+import type { SessionState } from './engine-types.js';
 import { validateExpression } from './expressions.js';
 import * as store from './store.js';
 
@@ -183,30 +185,9 @@ export class GraphService {
    * clock and no language model. Records nothing.
    */
   async simulate(principal: Principal, id: number, input: SimulateInput) {
-    const { nodes, edges } = await this.get(principal, id);
-    const graph: EngineGraph = {
-      nodes: nodes.map((node) => ({
-        id: node.id,
-        nodeType: node.nodeType,
-        assistantId: node.assistantId,
-        configuration: node.configuration,
-      })),
-      edges: edges.map((edge) => ({
-        id: edge.id,
-        fromNodeId: edge.fromNodeId,
-        toNodeId: edge.toNodeId,
-        conditionType: edge.conditionType,
-        intentPattern: edge.intentPattern,
-        naturalLanguageTrigger: edge.naturalLanguageTrigger,
-        mathematicalExpression: edge.mathematicalExpression,
-        stateVariableCondition: edge.stateVariableCondition,
-        conditionLogic: edge.conditionLogic,
-        priority: edge.priority,
-        isActive: edge.isActive,
-        handoffSentence: edge.handoffSentence,
-      })),
-    };
-    const byId = new Map(nodes.map((node) => [node.id, node]));
+    const graph = await loadEngineGraph(this.deps.db, principal.tenant, id);
+    if (!graph) throw notFound('Graph not found');
+    const byId = new Map(graph.nodes.map((node) => [node.id, node]));
     const step = (nodeId: number) => {
       const node = byId.get(nodeId);
       return {
@@ -224,8 +205,7 @@ export class GraphService {
     const secondsPerTurn = input.call_duration_per_turn ?? DEFAULT_SECONDS_PER_TURN;
     const assumed = input.assume_natural_language ?? false;
     const startedAt = new Date();
-    let clock = startedAt;
-    const state: SessionState = {
+    let state: SessionState = {
       currentNodeId: entry.id,
       context: structuredClone((input.context ?? {}) as Json),
       turnCount: 0,
@@ -237,12 +217,11 @@ export class GraphService {
     const transitions: SimulatedTransition[] = [];
     let ended: 'exit' | 'escalation' | null = null;
     let transferNumber: string | null = null;
-    let turns = 0;
     for (const [index, item] of input.utterances.entries()) {
       const utterance = typeof item === 'string' ? item : item.text;
       if (typeof item !== 'string' && item.context_update !== undefined) {
         try {
-          state.context = applyContextUpdate(state.context, item.context_update);
+          state = { ...state, context: applyContextUpdate(state.context, item.context_update) };
         } catch (error) {
           if (!(error instanceof ContextUpdateError)) throw error;
           throw failed([
@@ -254,35 +233,31 @@ export class GraphService {
           ]);
         }
       }
-      clock = new Date(startedAt.getTime() + (index + 1) * secondsPerTurn * 1000);
+      const clock = new Date(startedAt.getTime() + (index + 1) * secondsPerTurn * 1000);
       // Without a classifier the engine counts natural_language conditions false, with that reason.
       const decision = await decideNext(graph, state, utterance, {
         now: () => clock,
         ...(assumed ? { classifier: async () => true } : {}),
       });
-      turns = index + 1;
-      state.turnCount += 1;
-      if (decision.edge && decision.toNodeId !== null) {
+      const turn = advance(state, decision, clock);
+      state = turn.state;
+      if (turn.transition) {
+        const { fromNodeId, toNodeId, edgeId, reason, handoffSentence, at } = turn.transition;
         transitions.push({
-          turn: turns,
+          turn: state.turnCount,
           utterance,
-          from_node_id: state.currentNodeId,
-          to_node_id: decision.toNodeId,
-          edge_id: decision.edge.id,
-          reason: decision.reason,
-          handoff_sentence: decision.handoffSentence,
-          call_duration: (clock.getTime() - startedAt.getTime()) / 1000,
+          from_node_id: fromNodeId,
+          to_node_id: toNodeId,
+          edge_id: edgeId,
+          reason,
+          handoff_sentence: handoffSentence,
+          call_duration: (at.getTime() - startedAt.getTime()) / 1000,
         });
-        pathTaken.push(step(decision.toNodeId));
-        state.currentNodeId = decision.toNodeId;
-        state.nodeTurnCount = 0;
-        state.nodeEnteredAt = clock;
-      } else {
-        state.nodeTurnCount += 1;
+        pathTaken.push(step(toNodeId));
       }
-      if (decision.ends) {
-        ended = decision.ends;
-        transferNumber = decision.transferNumber;
+      if (turn.ends) {
+        ended = turn.ends;
+        transferNumber = turn.transferNumber;
         break;
       }
     }
@@ -291,7 +266,7 @@ export class GraphService {
       transitions,
       final_context: state.context,
       final_node_id: state.currentNodeId,
-      turns_processed: turns,
+      turns_processed: state.turnCount,
       ended,
       transfer_number: transferNumber,
     };

@@ -20,7 +20,7 @@ import {
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
-import { applyContextUpdate } from './engine.js';
+import { applyContextUpdate } from './context.js';
 import type { SessionState } from './engine-types.js';
 
 export type GraphSessionRow = typeof graphSessions.$inferSelect;
