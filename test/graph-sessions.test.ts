@@ -10,6 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
 import { ContextUpdateError } from '../src/domains/graphs/context.js';
+import { advance, decideNext } from '../src/domains/graphs/engine.js';
+import { loadEngineGraph } from '../src/domains/graphs/engine-graph.js';
+import type { SessionState } from '../src/domains/graphs/engine-types.js';
 import { type GraphSessionService, sessionStateOf } from '../src/domains/graphs/sessions.js';
 import { AppError } from '../src/http/errors.js';
 import { expectError, expectValidation } from './support/assertions.js';
@@ -404,6 +407,76 @@ describe('the sessions store', () => {
       kept: true,
       ...Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`k${i}`, i])),
     });
+  });
+});
+
+describe("the runtime's walk: loadEngineGraph, decideNext, advance, recordStep", () => {
+  it('records each step as the engine took it, with the transitions simulate shows', async () => {
+    const loaded = await loadEngineGraph(t.database.db, tenant, graph.id);
+    expect(loaded?.nodes.map((n) => n.id)).toEqual([graph.entry, graph.billing, graph.goodbye, graph.human]);
+    const t0 = new Date('2026-01-05T13:00:00.000Z');
+    const started = await sessions.start(tenant, { graphId: graph.id, at: t0 });
+    let state: SessionState = sessionStateOf(started);
+    const utterances = ['hello', 'about my invoice', 'thanks', 'bye now'];
+    const recorded = [];
+    for (const [index, utterance] of utterances.entries()) {
+      const now = seconds(t0, (index + 1) * 10);
+      const step = advance(state, await decideNext(loaded!, state, utterance, { now: () => now }), now);
+      const { session, transition } = await sessions.recordStep(tenant, started.id, step);
+      expect(sessionStateOf(session)).toEqual(step.state);
+      state = step.state;
+      if (transition) recorded.push(transition);
+      if (step.ends) {
+        expect(step.ends).toBe('exit');
+        await sessions.end(tenant, started.id, { reason: step.ends, at: now });
+        break;
+      }
+    }
+    expect(recorded.map((r) => [r.fromNodeId, r.toNodeId, r.edgeId, r.transitionedAt])).toEqual([
+      [graph.entry, graph.billing, graph.toBilling, seconds(t0, 20)],
+      [graph.billing, graph.goodbye, graph.toGoodbye, seconds(t0, 40)],
+    ]);
+    expect(await sessions.transitions(tenant, started.id)).toEqual(recorded);
+    expect(await sessions.find(tenant, started.id)).toMatchObject({
+      turnCount: 4,
+      endReason: 'exit',
+      endedAt: seconds(t0, 40),
+    });
+
+    const simulated = await t.app.inject({
+      method: 'POST',
+      url: `${BASE}/${graph.id}/simulate`,
+      headers: owner.headers,
+      payload: { utterances },
+    });
+    expect(simulated.statusCode, simulated.body).toBe(200);
+    expect(
+      simulated
+        .json()
+        .transitions.map((s: Record<string, unknown>) => [s.edge_id, s.reason, s.call_duration]),
+    ).toEqual(recorded.map((r) => [r.edgeId, r.reason, (r.transitionedAt.getTime() - t0.getTime()) / 1000]));
+  });
+
+  it('refuses a step decided at a node the session has left, on an ended session, and of another tenant', async () => {
+    const loaded = (await loadEngineGraph(t.database.db, tenant, graph.id))!;
+    const session = await sessions.start(tenant, { graphId: graph.id });
+    const state = sessionStateOf(session);
+    const now = new Date();
+    const toBilling = advance(state, await decideNext(loaded, state, 'invoice', { now: () => now }), now);
+    const stays = advance(state, await decideNext(loaded, state, 'hello', { now: () => now }), now);
+    await expectAppError(sessions.recordStep(new Tenant(stranger.organizationId), session.id, stays), 404);
+    await sessions.recordStep(tenant, session.id, toBilling);
+    // Both were decided at the entry node, which the session has left.
+    await expectAppError(sessions.recordStep(tenant, session.id, toBilling), 409, /no longer at node/);
+    await expectAppError(sessions.recordStep(tenant, session.id, stays), 409, /no longer at node/);
+    await sessions.end(tenant, session.id, { reason: 'hangup' });
+    await expectAppError(sessions.recordStep(tenant, session.id, stays), 409, /ended/);
+    expect(await sessions.find(tenant, session.id)).toMatchObject({ turnCount: 1, nodeTurnCount: 0 });
+  });
+
+  it("loads no graph of another organization's", async () => {
+    expect(await loadEngineGraph(t.database.db, tenant, otherGraph.id)).toBeUndefined();
+    expect(await loadEngineGraph(t.database.db, tenant, 2_000_000_000)).toBeUndefined();
   });
 });
 

@@ -2,10 +2,12 @@
  * Conversation sessions: one conversation (usually one call) walking an assistant graph. The call
  * runtime starts a session at the graph's entry node, records every turn, moves it along the edges
  * the routing engine fires (each move is a `graph_transitions` row, the history analytics read),
- * merges what assistants write into its `context`, and ends it. The HTTP API only reads sessions
- * (session-routes.ts). Every change of a session is one atomic statement or runs under the session
- * row's lock, so concurrent turns, transitions and context writes apply in turn and never lose one
- * another. Definitions: docs/graphs.md, "Sessions and analytics".
+ * merges what assistants write into its `context`, and ends it: `start`, then for each final user
+ * utterance `recordStep` with the engine's `advance` step, `updateContext` for the context tool, and
+ * `end`. The HTTP API only reads sessions (session-routes.ts). Every change of a session is one
+ * atomic statement or runs under the session row's lock, so concurrent turns, transitions and
+ * context writes apply in turn and never lose one another. Definitions: docs/graphs.md, "Sessions
+ * and analytics".
  */
 import { and, asc, desc, eq, getTableColumns, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../db/client.js';
@@ -21,7 +23,7 @@ import {
 import type { Tenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { applyContextUpdate } from './context.js';
-import type { SessionState } from './engine-types.js';
+import type { SessionState, Step } from './engine-types.js';
 
 export type GraphSessionRow = typeof graphSessions.$inferSelect;
 export type GraphTransitionRow = typeof graphTransitions.$inferSelect;
@@ -152,13 +154,15 @@ export class GraphSessionService {
    * Moves the session to `toNodeId` (a node of its graph; `edgeId`, when given, an edge of its graph
    * leading there from the current node) and records the transition. Under the session's row lock:
    * concurrent transitions apply one after the other, each from where the previous one left it.
+   * `ex` lets the caller run it inside a transaction of its own.
    */
   async transition(
     tenant: Tenant,
     sessionId: number,
     input: TransitionInput,
+    ex: Executor = this.deps.db,
   ): Promise<{ session: GraphSessionRow; transition: GraphTransitionRow }> {
-    return this.deps.db.transaction(async (tx) => {
+    return ex.transaction(async (tx) => {
       const locked = await this.#lockActive(tx, tenant, sessionId);
       const fromNodeId = locked.currentNodeId;
       if (fromNodeId === null) throw conflict('The session has no current node');
@@ -202,6 +206,36 @@ export class GraphSessionService {
         })
         .returning();
       return { session: session!, transition: transition! };
+    });
+  }
+
+  /**
+   * Records one routed utterance, the engine's `advance` step (engine.ts): counts the turn and, when
+   * an edge fired, makes its transition — all in one transaction under the session's row lock, so
+   * the record is what `recordTurn` followed by `transition` would leave, or nothing. 409 when the
+   * session has ended or is no longer at the node the decision was made at (a concurrent step or
+   * transition won); 400 when the edge or its target is no longer in the session's graph.
+   */
+  async recordStep(
+    tenant: Tenant,
+    sessionId: number,
+    step: Step,
+  ): Promise<{ session: GraphSessionRow; transition: GraphTransitionRow | null }> {
+    const decidedAt = step.transition?.fromNodeId ?? step.state.currentNodeId;
+    return this.deps.db.transaction(async (tx) => {
+      const locked = await this.#lockActive(tx, tenant, sessionId);
+      if (locked.currentNodeId !== decidedAt) throw conflict(`The session is no longer at node ${decidedAt}`);
+      const [counted] = await tx
+        .update(graphSessions)
+        .set({
+          turnCount: sql`${graphSessions.turnCount} + 1`,
+          nodeTurnCount: sql`${graphSessions.nodeTurnCount} + 1`,
+        })
+        .where(eq(graphSessions.id, locked.id))
+        .returning();
+      if (!step.transition) return { session: counted!, transition: null };
+      const { toNodeId, edgeId, reason, at } = step.transition;
+      return this.transition(tenant, sessionId, { toNodeId, edgeId, reason, at, fromNodeId: decidedAt }, tx);
     });
   }
 
