@@ -12,7 +12,7 @@ import { toE164 } from '../../lib/phone.js';
 import { applyContextUpdate, ContextUpdateError } from './context.js';
 import { advance, decideNext, entryNode, words } from './engine.js';
 import { loadEngineGraph } from './engine-graph.js';
-import type { SessionState } from './engine-types.js';
+import type { SessionState, Step } from './engine-types.js';
 import { validateExpression } from './expressions.js';
 import * as store from './store.js';
 
@@ -215,8 +215,7 @@ export class GraphService {
     };
     const pathTaken = [step(entry.id)];
     const transitions: SimulatedTransition[] = [];
-    let ended: 'exit' | 'escalation' | null = null;
-    let transferNumber: string | null = null;
+    let ending: Pick<Step, 'ends' | 'transferNumber'> = { ends: null, transferNumber: null };
     for (const [index, item] of input.utterances.entries()) {
       const utterance = typeof item === 'string' ? item : item.text;
       if (typeof item !== 'string' && item.context_update !== undefined) {
@@ -256,8 +255,7 @@ export class GraphService {
         pathTaken.push(step(toNodeId));
       }
       if (turn.ends) {
-        ended = turn.ends;
-        transferNumber = turn.transferNumber;
+        ending = turn;
         break;
       }
     }
@@ -267,8 +265,8 @@ export class GraphService {
       final_context: state.context,
       final_node_id: state.currentNodeId,
       turns_processed: state.turnCount,
-      ended,
-      transfer_number: transferNumber,
+      ended: ending.ends,
+      transfer_number: ending.transferNumber,
     };
   }
 
