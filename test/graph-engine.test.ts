@@ -1,6 +1,6 @@
 /**
- * The graph routing engine (domains/graphs/engine.ts) and its condition language (expressions.ts):
- * pure functions, no database. Decisions §5; docs/graphs.md "Conditions" and "How routing decides".
+ * The graph routing engine (domains/graphs/engine.ts) and its condition language (expressions.ts and
+ * its expression-*.ts parts): pure functions, no database. Decisions §5; docs/graphs.md "Conditions" and "How routing decides".
  */
 import { describe, expect, it } from 'vitest';
 import { applyContextUpdate, CONTEXT_TOOL, ContextUpdateError } from '../src/domains/graphs/context.js';
@@ -13,14 +13,14 @@ import type {
   EngineNode,
   SessionState,
 } from '../src/domains/graphs/engine-types.js';
+import { evaluate } from '../src/domains/graphs/expression-eval.js';
+import { ExpressionError } from '../src/domains/graphs/expression-lexer.js';
 import {
-  ExpressionError,
-  evaluate,
   MAX_EXPRESSION_DEPTH,
   MAX_EXPRESSION_LENGTH,
   parseExpression,
-  validateExpression,
-} from '../src/domains/graphs/expressions.js';
+} from '../src/domains/graphs/expression-parser.js';
+import { validateExpression } from '../src/domains/graphs/expressions.js';
 
 const T0 = new Date('2025-01-01T10:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);

@@ -16,14 +16,10 @@ import type {
   SessionState,
   Step,
 } from './engine-types.js';
-import {
-  compileExpression,
-  type Expr,
-  ExpressionError,
-  evaluateDetailed,
-  expressionNames,
-  lookupPath,
-} from './expressions.js';
+import { evaluateDetailed, lookupPath } from './expression-eval.js';
+import { ExpressionError } from './expression-lexer.js';
+import type { Expr } from './expression-parser.js';
+import { compileExpression, expressionNames } from './expressions.js';
 
 export const DEFAULT_CLASSIFIER_TIMEOUT_MS = 1500;
 
