@@ -19,7 +19,7 @@ import {
   graphTransitions,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { applyContextUpdate } from './engine.js';
 import type { SessionState } from './engine-types.js';
 
