@@ -3,7 +3,7 @@
  * secret, or validation plus sealing — beside a raw SQL read of the same row in the same run.
  */
 import { Tenant } from '../src/db/tenant.js';
-import type { Principal } from '../src/http/access.js';
+import type { Principal } from '../src/domains/identity/principal.js';
 import { startBenchPlatform, table } from './support.js';
 
 async function rate(total: number, op: (i: number) => Promise<unknown>): Promise<number> {

@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { Type } from 'typebox';
 import { boundedSchema } from '../src/http/bounds.js';
 import { strictNumberText } from '../src/http/integer-text.js';
-import { nulIssues } from '../src/http/nul.js';
+import { nulIssues } from '../src/lib/nul.js';
 import { OutboundTargets } from '../src/lib/outbound-target.js';
 import { median, table } from './support.js';
 

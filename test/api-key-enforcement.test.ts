@@ -6,9 +6,9 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Permissions } from '../src/domains/identity/principal.js';
 import { IdentityChanges } from '../src/domains/identity/principal-cache.js';
 import { insertMembership, setRole } from '../src/domains/identity/store.js';
-import type { Permissions } from '../src/http/access.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 

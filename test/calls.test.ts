@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callEvents } from '../src/db/schema/index.js';
 import { Tenant } from '../src/db/tenant.js';
-import { ValidationFailed } from '../src/http/errors.js';
+import { ValidationFailed } from '../src/domains/errors.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { expectError, expectValidation } from './support/assertions.js';
 import { seedCall } from './support/call-seed.js';

@@ -9,12 +9,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
+import { DomainError } from '../src/domains/errors.js';
 import { ContextUpdateError } from '../src/domains/graphs/context.js';
 import { advance, decideNext } from '../src/domains/graphs/engine.js';
 import { loadEngineGraph } from '../src/domains/graphs/engine-graph.js';
 import type { SessionState } from '../src/domains/graphs/engine-types.js';
 import { type GraphSessionService, sessionStateOf } from '../src/domains/graphs/sessions.js';
-import { AppError } from '../src/http/errors.js';
+import { statusOf } from '../src/http/errors.js';
 import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
@@ -128,7 +129,7 @@ async function createGraph(user: TestUser, name: string): Promise<Graph> {
   };
 }
 
-/** The AppError (or other error) a promise rejects with. */
+/** The DomainError (or other error) a promise rejects with. */
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
@@ -140,9 +141,9 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 
 async function expectAppError(promise: Promise<unknown>, status: number, detail?: RegExp) {
   const error = await failure(promise);
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).statusCode, (error as AppError).detail).toBe(status);
-  if (detail) expect((error as AppError).detail).toMatch(detail);
+  expect(error).toBeInstanceOf(DomainError);
+  expect(statusOf(error as DomainError), (error as DomainError).detail).toBe(status);
+  if (detail) expect((error as DomainError).detail).toMatch(detail);
 }
 
 function get(headers: Record<string, string>, url: string) {
@@ -389,7 +390,7 @@ describe('the sessions store', () => {
     ]);
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
-    expect((refused.reason as AppError).statusCode).toBe(409);
+    expect(statusOf(refused.reason as DomainError)).toBe(409);
     const history = await sessions.transitions(tenant, session.id);
     expect(history).toHaveLength(1);
     expect((await sessions.find(tenant, session.id))?.currentNodeId).toBe(history[0]!.toNodeId);

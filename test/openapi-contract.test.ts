@@ -8,7 +8,7 @@
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AREAS } from '../src/http/access.js';
+import { AREAS } from '../src/domains/identity/principal.js';
 import { installOpenApi, TAGS } from '../src/http/openapi.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
 import { documentAjv, isObject, type Json, objects, operations } from './support/openapi-document.js';

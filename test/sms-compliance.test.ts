@@ -12,9 +12,10 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smsCompliance } from '../src/db/schema/index.js';
 import { Tenant } from '../src/db/tenant.js';
+import { DomainError } from '../src/domains/errors.js';
+import { SESSION_COOKIE } from '../src/domains/identity/principal.js';
 import { canSendOutbound, USE_CASES } from '../src/domains/sms-compliance/service.js';
-import { SESSION_COOKIE } from '../src/http/auth.js';
-import { AppError } from '../src/http/errors.js';
+import { statusOf } from '../src/http/errors.js';
 import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
@@ -665,8 +666,8 @@ describe('GET /v1/sms-compliance/can-send/{phone_number_id}', () => {
       new Tenant(stranger.organizationId),
       number.id,
     ).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(AppError);
-    expect((refused as AppError).statusCode).toBe(404);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(statusOf(refused as DomainError)).toBe(404);
   });
 });
 

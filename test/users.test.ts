@@ -8,9 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Permissions } from '../src/domains/identity/principal.js';
 import { insertMembership } from '../src/domains/identity/store.js';
 import { updateUser } from '../src/domains/users/store.js';
-import type { Permissions } from '../src/http/access.js';
 import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser, uniqueEmail } from './support/factories.js';
 import { type Mail, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';

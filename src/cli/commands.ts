@@ -8,11 +8,11 @@ import { acquireEmbeddedLock } from '../db/embedded-lock.js';
 import { isNumericOverflow } from '../db/errors.js';
 import { runMigrations } from '../db/migrate.js';
 import { BillingService } from '../domains/billing/service.js';
+import { DomainError } from '../domains/errors.js';
 import { IdentityChanges } from '../domains/identity/principal-cache.js';
 import { normalizeEmail } from '../domains/identity/service.js';
 import { findUserByEmail, markEmailVerified, setRole } from '../domains/identity/store.js';
 import { SmsComplianceService } from '../domains/sms-compliance/service.js';
-import { AppError } from '../http/errors.js';
 import { resolveSecretKey } from '../lib/secret-key.js';
 import { buildOpenApiDocument } from '../openapi-document.js';
 import { type Command, UsageError } from './args.js';
@@ -113,7 +113,7 @@ export async function runOn(command: Command, database: Database, io: CliIo): Pr
         );
         return 0;
       } catch (error) {
-        if (!(error instanceof AppError)) throw error;
+        if (!(error instanceof DomainError)) throw error;
         io.err(`${error.detail}\n`);
         return 1;
       }

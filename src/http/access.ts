@@ -1,26 +1,10 @@
 /**
  * What a route requires of its caller, declared once in the route's `config.access` and enforced by
  * the hook in `auth.ts` — never checked inside handlers. A route without a declaration fails the
- * start, so none can be forgotten.
+ * start, so none can be forgotten. Who the caller is (`Principal`, roles, areas) is identity's, in
+ * domains/identity/principal.ts.
  */
-import type { Tenant } from '../db/tenant.js';
-
-export const AREAS = [
-  'assistants',
-  'calls',
-  'campaigns',
-  'graphs',
-  'sms',
-  'phone_numbers',
-  'organization',
-] as const;
-export type Area = (typeof AREAS)[number];
-export const LEVELS = ['read', 'read_write'] as const;
-export type Level = (typeof LEVELS)[number];
-export type Permissions = Partial<Record<Area, Level>>;
-
-export type Via = 'api_key' | 'jwt' | 'cookie';
-export type Role = 'admin' | 'user';
+import type { Area, Level, Role, Via } from '../domains/identity/principal.js';
 
 export type Access =
   | { public: true }
@@ -48,18 +32,6 @@ export const access = {
   admin: { role: 'admin' },
   area: (area: Area, level?: Level): Access => ({ area, ...(level ? { level } : {}) }),
 } as const satisfies Record<string, Access | ((...args: never[]) => Access)>;
-
-export interface Principal {
-  via: Via;
-  user: { id: number; email: string; firstName: string; lastName: string; verified: boolean };
-  organization: { id: number };
-  role: Role;
-  /** The organization scope every store query of this request uses. */
-  tenant: Tenant;
-  /** The login session behind a JWT or cookie. */
-  sessionId: string | null;
-  apiKey: { id: number; permissions: Permissions; rateLimit: number | null } | null;
-}
 
 export function levelAllows(granted: Level | undefined, needed: Level): boolean {
   return granted === 'read_write' || (granted === 'read' && needed === 'read');

@@ -5,27 +5,12 @@
  * credentials (401) → way in, CSRF, verified user, role, API key area (403) → key rate limit (429).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RateWindowDecision } from '../db/rate-windows.js';
+import { forbidden, rateLimited, unauthorized } from '../domains/errors.js';
+import { type Authenticator, type Principal, SESSION_COOKIE } from '../domains/identity/principal.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
-import { type Access, levelAllows, type Principal } from './access.js';
-import { AppError, forbidden, unauthorized } from './errors.js';
+import { type Access, levelAllows } from './access.js';
 
-export const SESSION_COOKIE = 'sb_session';
 export const CSRF_HEADER = 'x-csrf-token';
-
-/** What a rate limit decided for one request (the shared fixed-window counter of db/rate-windows.ts). */
-export type RateDecision = RateWindowDecision;
-
-/** Implemented by the identity domain; the HTTP layer only asks it questions. */
-export interface Authenticator {
-  fromApiKey(secret: string): Promise<Principal | null>;
-  fromAccessToken(token: string): Promise<Principal | null>;
-  /** The principal of a session cookie, with the hash of the CSRF token that session expects. */
-  fromSessionCookie(value: string): Promise<{ principal: Principal; csrfTokenHash: string } | null>;
-  /** Counts one request against the key's `rate_limit` (only called for keys that have one). */
-  takeRateLimit(apiKeyId: number, limit: number): Promise<RateDecision>;
-  recordApiKeyUse(apiKeyId: number): void;
-}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -108,9 +93,7 @@ export async function admit(
     setHeader('X-RateLimit-Limit', decision.limit);
     setHeader('X-RateLimit-Remaining', decision.remaining);
     if (!decision.allowed) {
-      throw new AppError(429, 'Rate limit exceeded for this API key', {
-        'Retry-After': String(decision.retryAfterSeconds),
-      });
+      throw rateLimited('Rate limit exceeded for this API key', decision.retryAfterSeconds);
     }
   }
   if (key) authenticator.recordApiKeyUse(key.id);

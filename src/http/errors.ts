@@ -1,11 +1,14 @@
 /**
- * The error envelope of decisions §2. Services throw `AppError` for expected failures; the handler
- * installed by `installErrorHandling` turns every error — ours, Fastify's, or an unexpected one —
- * into `{detail}` (a string, or FastAPI's list for validation failures) with no stack, SQL or secret.
+ * The error envelope of decisions §2. Services throw the domain's errors (domains/errors.ts); the
+ * handler installed by `installErrorHandling` turns every error — theirs, Fastify's, or an unexpected
+ * one — into `{detail}` (a string, or FastAPI's list for validation failures) with no stack, SQL or
+ * secret. The status (and headers) of each domain error kind is decided in one table, `KINDS`.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDataException } from '../db/errors.js';
+import { DomainError, type ErrorKind, ValidationFailed, type ValidationIssue } from '../domains/errors.js';
 
+/** A failure of the HTTP layer's own with a raw status, for the rare answer no domain kind says. */
 export class AppError extends Error {
   constructor(
     readonly statusCode: number,
@@ -17,37 +20,34 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (detail: string) => new AppError(400, detail);
-export const unauthorized = (detail = 'Not authenticated') =>
-  new AppError(401, detail, { 'WWW-Authenticate': 'Bearer' });
-export const forbidden = (detail = 'Not allowed') => new AppError(403, detail);
-export const notFound = (detail = 'Not found') => new AppError(404, detail);
-export const conflict = (detail: string) => new AppError(409, detail);
-
-export interface ValidationIssue {
-  loc: Array<string | number>;
-  msg: string;
-  type: string;
+/** A domain error kind as HTTP says it: the status, and the headers that go with it. */
+interface KindAnswer {
+  status: number;
+  headers?: (error: DomainError) => Record<string, string>;
 }
 
-/** Raised by services for a rule the request schema cannot express; answered like schema failures. */
-export class ValidationFailed extends Error {
-  constructor(
-    readonly issues: ValidationIssue[],
-    /** A status of its own; otherwise the route's (422, or 400 where the API says so). */
-    readonly status?: 400 | 422,
-  ) {
-    super('Validation failed');
-    this.name = 'ValidationFailed';
-  }
-}
+/** The one table from domain error kinds to statuses (docs/errors.md lists it for contributors). */
+const KINDS: Record<ErrorKind, KindAnswer> = {
+  invalid: { status: 400 },
+  unauthenticated: { status: 401, headers: () => ({ 'WWW-Authenticate': 'Bearer' }) },
+  payment_required: { status: 402 },
+  forbidden: { status: 403 },
+  not_found: { status: 404 },
+  conflict: { status: 409 },
+  too_large: { status: 413 },
+  unsupported: { status: 415 },
+  rate_limited: {
+    status: 429,
+    headers: (error): Record<string, string> =>
+      error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) },
+  },
+  internal: { status: 500 },
+  upstream_failed: { status: 502 },
+};
 
-export function invalidField(
-  loc: Array<string | number>,
-  msg: string,
-  type = 'value_error',
-): ValidationFailed {
-  return new ValidationFailed([{ loc, msg, type }]);
+/** The status a domain error (or the HTTP layer's own `AppError`) is answered with. */
+export function statusOf(error: DomainError | AppError): number {
+  return error instanceof AppError ? error.statusCode : KINDS[error.kind].status;
 }
 
 interface AjvIssue {
@@ -181,7 +181,7 @@ export interface ErrorAnswer {
  * decisions §2. Every error handler answers through this, so statuses and texts never drift apart.
  */
 export function errorAnswer(
-  error: FastifyError | AppError | ValidationFailed,
+  error: FastifyError | DomainError | AppError | ValidationFailed,
   request: FastifyRequest,
 ): ErrorAnswer {
   const validationStatus = request.routeOptions.config?.validationStatus ?? 422;
@@ -194,6 +194,10 @@ export function errorAnswer(
     headers,
     body: { detail },
   });
+  if (error instanceof DomainError) {
+    const kind = KINDS[error.kind];
+    return answer(kind.status, error.detail, kind.headers?.(error));
+  }
   if (error instanceof AppError) return answer(error.statusCode, error.detail, error.headers);
   if (error instanceof ValidationFailed) return answer(error.status ?? validationStatus, error.issues);
   if ('validation' in error && error.validation) {
@@ -238,7 +242,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     reply.code(404).send({ detail: `Not found: ${request.method} ${request.url.split('?')[0]}` });
   });
 
-  app.setErrorHandler((error: FastifyError | AppError | ValidationFailed, request, reply) => {
+  app.setErrorHandler((error: FastifyError | DomainError | AppError | ValidationFailed, request, reply) => {
     const answer = errorAnswer(error, request);
     return reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
@@ -257,7 +261,7 @@ export function detailText(detail: string | ValidationIssue[]): string {
  * from authentication, which answers alike on every route.
  */
 export function installSuccessFlagErrors(scope: FastifyInstance): void {
-  scope.setErrorHandler((error: FastifyError | AppError | ValidationFailed, request, reply) => {
+  scope.setErrorHandler((error: FastifyError | DomainError | AppError | ValidationFailed, request, reply) => {
     const answer = errorAnswer(error, request);
     const body =
       answer.status === 401 || answer.status === 403

@@ -4,55 +4,12 @@
  * 500 — login and register included. One hook, before validation, looks at every part of every
  * request that takes input: path and query parameters, a JSON body (object keys too), a form body,
  * and a raw text body (carrier callbacks, read as text for their signatures, are forms or JSON); the
- * multipart reader and the contact-file reader apply `nulIssues` to their own fields and cells.
+ * multipart reader and the contact-file reader apply `nulIssues` (lib/nul.ts) to their own fields and
+ * cells.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationFailed, type ValidationIssue } from './errors.js';
-
-const NUL = '\u0000';
-export const NUL_MESSAGE = 'The text holds a NUL character (U+0000)';
-
-function issue(loc: Array<string | number>): ValidationIssue {
-  return { loc, msg: NUL_MESSAGE, type: 'string_nul' };
-}
-
-/** Whether any string or object key in `value` holds NUL: the common case, without allocating. */
-function holdsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes(NUL);
-  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return false;
-  if (Array.isArray(value)) {
-    for (const item of value) if (holdsNul(item)) return true;
-    return false;
-  }
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
-    if (key.includes(NUL) || holdsNul((value as Record<string, unknown>)[key])) return true;
-  }
-  return false;
-}
-
-/** An issue at the place of every string (or object key) in `value` that holds NUL. */
-export function nulIssues(value: unknown, loc: Array<string | number>): ValidationIssue[] {
-  return holdsNul(value) ? placesOfNul(value, loc, []) : [];
-}
-
-function placesOfNul(
-  value: unknown,
-  loc: Array<string | number>,
-  found: ValidationIssue[],
-): ValidationIssue[] {
-  if (typeof value === 'string') {
-    if (value.includes(NUL)) found.push(issue(loc));
-  } else if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) placesOfNul(item, [...loc, index], found);
-  } else if (typeof value === 'object' && value !== null && !Buffer.isBuffer(value)) {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes(NUL)) found.push(issue([...loc, key]));
-      else placesOfNul(item, [...loc, key], found);
-    }
-  }
-  return found;
-}
+import { ValidationFailed, type ValidationIssue } from '../domains/errors.js';
+import { NUL, nulIssue, nulIssues } from '../lib/nul.js';
 
 /** A text body: the fields of a form, the values of JSON, or the text itself. */
 function textBodyIssues(request: FastifyRequest, text: string): ValidationIssue[] {
@@ -60,8 +17,8 @@ function textBodyIssues(request: FastifyRequest, text: string): ValidationIssue[
   if (type.startsWith('application/x-www-form-urlencoded')) {
     const found: ValidationIssue[] = [];
     for (const [name, value] of new URLSearchParams(text)) {
-      if (name.includes(NUL)) found.push(issue(['body', name]));
-      else if (value.includes(NUL)) found.push(issue(['body', name]));
+      if (name.includes(NUL)) found.push(nulIssue(['body', name]));
+      else if (value.includes(NUL)) found.push(nulIssue(['body', name]));
     }
     return found;
   }
@@ -72,7 +29,7 @@ function textBodyIssues(request: FastifyRequest, text: string): ValidationIssue[
       // Not JSON after all: its reader refuses it; the text itself is still looked at below.
     }
   }
-  return text.includes(NUL) ? [issue(['body'])] : [];
+  return text.includes(NUL) ? [nulIssue(['body'])] : [];
 }
 
 /** The guard itself, as a route's `preValidation` hook. */

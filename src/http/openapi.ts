@@ -8,9 +8,9 @@
 import fastifySwagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { AREAS, SESSION_COOKIE } from '../domains/identity/principal.js';
 import { webhookEntries } from '../domains/webhooks/events.js';
-import { AREAS } from './access.js';
-import { CSRF_HEADER, SESSION_COOKIE } from './auth.js';
+import { CSRF_HEADER } from './auth.js';
 import { docsPageOptions } from './docs-page.js';
 import { NamedSchemas, normaliseOperations, shareCommonResponses } from './openapi-components.js';
 import { ErrorBody } from './schemas.js';

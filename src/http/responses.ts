@@ -3,7 +3,7 @@
  * route spreads `...errors(404, 409)` into its `response`, or `...errors({ 404: 'Assistant not found
  * in your organization' })` where its own words say more than the standard ones. The test harness
  * fails on any status a route answers without declaring it (test/support/harness.ts), so what the
- * document says a route answers is what it answers.
+ * document says a route answers is what it answers. `noContent` is the one way to answer 204.
  */
 import type { TSchema } from 'typebox';
 import { ErrorBody } from './schemas.js';
@@ -55,4 +55,9 @@ export function errors<const E extends readonly Entry[]>(
   ...entries: E
 ): Record<StatusesOf<E>, typeof ErrorBody> {
   return errorsWith(ErrorBody, ...entries);
+}
+
+/** Answers 204 with no body (a deletion; the route declares `204: Type.Null()`). */
+export function noContent<R>(reply: { code(statusCode: 204): { send(payload: null): R } }): R {
+  return reply.code(204).send(null);
 }

@@ -5,7 +5,8 @@
  * accepts, and a unique operationId — checked as each route is registered, so none can be missing.
  */
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import type { Access, Via } from './access.js';
+import type { Via } from '../domains/identity/principal.js';
+import type { Access } from './access.js';
 import { errors, STANDARD_DESCRIPTIONS } from './responses.js';
 
 /** Methods whose requests Fastify reads a body for (any of them may carry one, declared or not). */

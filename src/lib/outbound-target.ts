@@ -24,7 +24,7 @@
  */
 import { lookup as systemLookup } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { ValidationFailed, type ValidationIssue } from '../http/errors.js';
+import { ValidationFailed, type ValidationIssue } from '../domains/errors.js';
 
 export type AddressTier = 'public' | 'private' | 'never';
 

@@ -4,9 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
+import type { Permissions, Role } from '../../src/domains/identity/principal.js';
+import { SESSION_COOKIE } from '../../src/domains/identity/principal.js';
 import { insertMembership, markEmailVerified } from '../../src/domains/identity/store.js';
-import type { Permissions, Role } from '../../src/http/access.js';
-import { SESSION_COOKIE } from '../../src/http/auth.js';
 import type { TestPlatform } from './harness.js';
 
 export interface TestUser {

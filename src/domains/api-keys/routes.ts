@@ -4,11 +4,13 @@
  */
 
 import { Type } from 'typebox';
-import { AREAS, access, LEVELS, type Permissions } from '../../http/access.js';
+import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { IdParam, iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { errors, noContent } from '../../http/responses.js';
+import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso, NullableTimestamp, Timestamp } from '../../lib/schema.js';
+import { AREAS, LEVELS, type Permissions } from '../identity/principal.js';
 import type { ApiKeyService } from './service.js';
 import type { ApiKeyRow } from './store.js';
 
@@ -151,7 +153,7 @@ export function apiKeyRoutes(app: App, keys: ApiKeyService): void {
     },
     async (request, reply) => {
       await keys.remove(principalOf(request), request.params.key_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 }

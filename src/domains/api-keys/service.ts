@@ -3,9 +3,9 @@
  * only its SHA-256 is stored. Any change takes effect at once on every process (IdentityChanges).
  */
 import type { Db } from '../../db/client.js';
-import type { Permissions, Principal } from '../../http/access.js';
-import { notFound } from '../../http/errors.js';
 import { randomBase62, sha256Hex } from '../../lib/crypto.js';
+import { notFound } from '../errors.js';
+import type { Permissions, Principal } from '../identity/principal.js';
 import type { IdentityChanges } from '../identity/principal-cache.js';
 import * as store from './store.js';
 import type { ApiKeyUsage } from './usage.js';

@@ -3,7 +3,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { apiKeys, memberships, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Permissions } from '../../http/access.js';
+import type { Permissions } from '../identity/principal.js';
 import { type PrincipalRow, principalColumns } from '../identity/store.js';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -3,9 +3,11 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { IdParam, iso } from '../../http/schemas.js';
+import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
+import { errors, noContent } from '../../http/responses.js';
+import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso } from '../../lib/schema.js';
 import { AssistantCreate, AssistantOut, AssistantUpdate, CONFIG_FIELDS } from './schemas.js';
 import type { AssistantService, AssistantView } from './service.js';
 
@@ -53,8 +55,7 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
         tags,
         summary: "The organization's assistants (total in X-Total-Count)",
         querystring: Type.Object({
-          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          ...SkipLimitQuery,
           active_only: Type.Optional(Type.Boolean({ default: false })),
         }),
         response: { 200: Type.Array(AssistantOut) },
@@ -62,8 +63,7 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     },
     async (request, reply) => {
       const { assistants: views, total } = await assistants.list(principalOf(request), {
-        skip: request.query.skip ?? 0,
-        limit: request.query.limit ?? 100,
+        ...skipLimitOf(request.query),
         activeOnly: request.query.active_only ?? false,
       });
       reply.header('X-Total-Count', total);
@@ -129,7 +129,7 @@ export function assistantRoutes(app: App, assistants: AssistantService): void {
     },
     async (request, reply) => {
       await assistants.remove(principalOf(request), request.params.assistant_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 }

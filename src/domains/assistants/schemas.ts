@@ -4,8 +4,8 @@
  * completed and validated as a whole. Only the create schema defaults the top-level objects.
  */
 import { type TProperties, type TSchema, Type } from 'typebox';
-import { completeDefaults, Nullable, OpenObject } from '../../http/schemas.js';
 import { LLM_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
+import { completeDefaults, Nullable, OpenObject } from '../../lib/schema.js';
 import type { SecretField } from '../../lib/secret-paths.js';
 import { ASSISTANT_EXAMPLE } from './example.js';
 

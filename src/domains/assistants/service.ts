@@ -5,20 +5,14 @@
 import { Ajv } from 'ajv';
 import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
-import type { Principal } from '../../http/access.js';
-import {
-  conflict,
-  invalidField,
-  notFound,
-  ValidationFailed,
-  type ValidationIssue,
-} from '../../http/errors.js';
 import type { OutboundTargets } from '../../lib/outbound-target.js';
-import { toE164 } from '../../lib/phone.js';
+import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { maskOpenedPaths, maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { unfinishedCampaignsOfAssistant } from '../campaigns/store.js';
+import { conflict, invalidField, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
 import { graphsUsingAssistant } from '../graphs/store.js';
+import type { Principal } from '../identity/principal.js';
 import { numbersOfAssistant } from '../phone-numbers/store.js';
 import {
   CONFIG_FIELDS,
@@ -308,11 +302,7 @@ export class AssistantService {
     if (written.has('tools_settings') && Array.isArray(transfer?.transfer_numbers)) {
       transfer.transfer_numbers = (transfer.transfer_numbers as string[]).map((number, index) => {
         const e164 = toE164(number);
-        if (!e164)
-          issue(
-            ['tools_settings', 'transfer_call', 'transfer_numbers', index],
-            'Not a valid E.164 phone number (e.g. +14155552671)',
-          );
+        if (!e164) issue(['tools_settings', 'transfer_call', 'transfer_numbers', index], NOT_E164_MESSAGE);
         return e164 ?? number;
       });
     }

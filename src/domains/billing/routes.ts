@@ -4,8 +4,8 @@ import type { LedgerKind } from '../../db/schema/billing.js';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
-import { iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso, Timestamp } from '../../lib/schema.js';
 import type { BillingService } from './service.js';
 
 const tags = ['billing'];

@@ -5,7 +5,7 @@
 import type { Db, Executor } from '../../db/client.js';
 import type { LedgerKind } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { offsetOf, type Page } from '../../http/pagination.js';
+import { offsetOf, type Page } from '../../lib/page.js';
 import * as store from './store.js';
 
 /** Amounts are kept to 4 decimals (the column's scale). */

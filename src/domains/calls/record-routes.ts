@@ -8,9 +8,11 @@ import { Type } from 'typebox';
 import { CALL_STATUSES, type CallStatus } from '../../db/schema/telephony.js';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
 import { errors } from '../../http/responses.js';
-import { Id, IdParam, iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
+import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
 import { EXPORT_FILES, type ExportFormat } from './export.js';
 import type { CallRecords } from './records.js';
 import type { CallFilter, CallRow } from './store.js';
@@ -107,18 +109,18 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
         operationId: 'listCalls',
         summary: "The organization's calls, newest first (total in X-Total-Count)",
         querystring: Type.Object({
-          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          ...SkipLimitQuery,
           ...Filters,
         }),
         response: { 200: Type.Array(CallOut) },
       },
     },
     async (request, reply) => {
-      const { rows, total } = await records.list(principalOf(request), filterOf(request.query), {
-        skip: request.query.skip ?? 0,
-        limit: request.query.limit ?? 100,
-      });
+      const { rows, total } = await records.list(
+        principalOf(request),
+        filterOf(request.query),
+        skipLimitOf(request.query),
+      );
       reply.header('X-Total-Count', total);
       return rows.map(callView);
     },

@@ -6,10 +6,10 @@
 import type { Database, Db } from '../../db/client.js';
 import { FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { AppError, conflict, invalidField, notFound } from '../../http/errors.js';
 import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
 import { ProviderError } from '../../providers/errors.js';
+import { conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { csvChunks, type ExportFormat, jsonChunks } from './export.js';
 import { searchCalls } from './search.js';
@@ -68,7 +68,7 @@ export class CallRecords {
       await this.deps.carriers[call.provider].hangUp(credentials, call.callSid);
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
-      throw new AppError(502, `The carrier did not end the call: ${error.message}`);
+      throw upstreamFailed(`The carrier did not end the call: ${error.message}`);
     }
     await store.insertCallEvent(this.deps.db, tenant, callId, 'call.end_requested', {
       by_user_id: principal.user.id,

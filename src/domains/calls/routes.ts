@@ -3,8 +3,9 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
-import { Id, OpenObject } from '../../http/schemas.js';
+import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { OpenObject } from '../../lib/schema.js';
 import type { CallService } from './service.js';
 
 const InitiateBody = Type.Object(

@@ -6,10 +6,8 @@
 import type { Db, Executor } from '../../db/client.js';
 import { type CallStatus, FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
 import { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { AppError, badRequest, forbidden, notFound, ValidationFailed } from '../../http/errors.js';
 import type { MediaTokens } from '../../lib/media-token.js';
-import { toE164 } from '../../lib/phone.js';
+import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { renderTemplate, TemplateError, type TemplateVariables } from '../../lib/templates.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import { isCarrierId } from '../../providers/carriers/index.js';
@@ -18,7 +16,16 @@ import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls } from '../assistants/store.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
+import {
+  badRequest,
+  forbidden,
+  notFound,
+  paymentRequired,
+  upstreamFailed,
+  ValidationFailed,
+} from '../errors.js';
 import { entryAssistantOf } from '../graphs/store.js';
+import type { Principal } from '../identity/principal.js';
 import { findNumberOnPlatform } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
@@ -247,7 +254,7 @@ export class CallService {
       ...(to ? [] : [['to_phone_number', body.to_phone_number]]),
     ].map(([field]) => ({
       loc: ['body', field as string],
-      msg: 'Not a valid E.164 phone number (e.g. +14155552671)',
+      msg: NOT_E164_MESSAGE,
       type: 'value_error',
     }));
     if (invalid.length > 0) throw new ValidationFailed(invalid);
@@ -273,7 +280,7 @@ export class CallService {
     if (assistantId === null) throw notFound(`No assistant for the phone number ${from}`);
 
     const wallet = await this.deps.billing.wallet(tenant);
-    if (!(wallet.balance > 0)) throw new AppError(402, 'Insufficient balance: add credits to place calls');
+    if (!(wallet.balance > 0)) throw paymentRequired('Insufficient balance: add credits to place calls');
 
     const variables = (body.variables ?? {}) as TemplateVariables;
     const welcome =
@@ -308,7 +315,7 @@ export class CallService {
     });
     const dialled = await this.dial(tenant, call, telephony.credentials);
     if ('error' in dialled)
-      throw new AppError(502, `The carrier did not place the call: ${dialled.error.message}`);
+      throw upstreamFailed(`The carrier did not place the call: ${dialled.error.message}`);
     return { message: 'Call initiated', call_sid: dialled.callSid, call_id: call.id };
   }
 

@@ -7,9 +7,10 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
-import { errors } from '../../http/responses.js';
-import { Id, IdParam, Nullable, OpenObject } from '../../http/schemas.js';
+import { errors, noContent } from '../../http/responses.js';
+import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { Nullable, OpenObject } from '../../lib/schema.js';
 import { type CampaignService, type CampaignWithMetrics, DEFAULTS } from './service.js';
 import { CampaignOut, CampaignStatus, CampaignType, campaignView } from './views.js';
 
@@ -256,7 +257,7 @@ export function campaignRoutes(app: App, campaigns: CampaignService): void {
     },
     async (request, reply) => {
       await campaigns.remove(principalOf(request), request.params.campaign_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 }

@@ -7,15 +7,7 @@ import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import type { CampaignStatus, CampaignType } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import {
-  conflict,
-  invalidField,
-  notFound,
-  ValidationFailed,
-  type ValidationIssue,
-} from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../lib/page.js';
 import {
   compileTemplate,
   renderTemplate,
@@ -23,6 +15,8 @@ import {
   type TemplateVariables,
 } from '../../lib/templates.js';
 import { findAssistant } from '../assistants/store.js';
+import { conflict, invalidField, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
 /**

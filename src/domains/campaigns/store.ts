@@ -14,7 +14,7 @@ import {
   campaigns,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { offsetOf, type Page } from '../../http/pagination.js';
+import { offsetOf, type Page } from '../../lib/page.js';
 
 export type CampaignRow = typeof campaigns.$inferSelect & { assistantName: string | null };
 export type CampaignValues = Pick<

@@ -1,6 +1,6 @@
 /** The JSON of a campaign (platform-api.md "Campaign"): every field, its counters and its metrics. */
 import { Type } from 'typebox';
-import { iso, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { iso, Nullable, NullableTimestamp, Timestamp } from '../../lib/schema.js';
 import type { CampaignMetrics, CampaignRow } from './store.js';
 
 // The same values as CAMPAIGN_STATUSES and CAMPAIGN_TYPES (db/schema/campaigns.ts), as literals TypeBox can type.

@@ -9,8 +9,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { errors } from '../../http/responses.js';
-import { Id, OpenObject } from '../../http/schemas.js';
+import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { OpenObject } from '../../lib/schema.js';
 import type { CarrierWebhookService } from './service.js';
 
 const tags = ['carrier-webhooks'];

@@ -12,7 +12,6 @@
  */
 import type { Db } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
-import { AppError, forbidden, notFound } from '../../http/errors.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import type {
   CarrierAdapter,
@@ -23,6 +22,7 @@ import type {
 } from '../../providers/carriers/types.js';
 import type { CallService } from '../calls/service.js';
 import * as callStore from '../calls/store.js';
+import { forbidden, notFound } from '../errors.js';
 import { entryAssistantOf } from '../graphs/store.js';
 import { findNumberOnPlatform } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
@@ -95,7 +95,7 @@ export class CarrierWebhookService {
     }
     if (kind !== 'voice') return NO_CONTENT;
     if (!call) throw notFound('No call to connect: the number is routed to no assistant');
-    if (!adapter.answerMarkup) throw new AppError(404, `${carrier} does not ask for call instructions`);
+    if (!adapter.answerMarkup) throw notFound(`${carrier} does not ask for call instructions`);
     const markup = adapter.answerMarkup(await this.deps.calls.streamUrl(tenant, call.id));
     return { status: 200, contentType: markup.contentType, body: markup.body };
   }

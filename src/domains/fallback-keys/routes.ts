@@ -3,10 +3,11 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { Id, iso, Timestamp } from '../../http/schemas.js';
+import { errors, noContent } from '../../http/responses.js';
+import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { KEYED_VENDORS } from '../../lib/providers.js';
+import { iso, Timestamp } from '../../lib/schema.js';
 import type { FallbackKeyService } from './service.js';
 import type { FallbackKeyRow } from './store.js';
 
@@ -150,7 +151,7 @@ export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
     },
     async (request, reply) => {
       await keys.remove(principalOf(request), request.params.provider, request.params.key_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 }

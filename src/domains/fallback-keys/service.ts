@@ -4,9 +4,9 @@
  */
 import type { Db } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, notFound } from '../../http/errors.js';
 import { isMasked, maskSecret, type SecretBox } from '../../lib/secrets.js';
+import { conflict, notFound } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
 export interface FallbackKeyInput {

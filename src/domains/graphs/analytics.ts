@@ -23,7 +23,7 @@ import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { assistantGraphs } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../errors.js';
 
 /** Memory the analytics statement may use per sort or hash before spilling to disk (SET LOCAL). */
 const ANALYTICS_WORK_MEM = '64MB';

@@ -8,9 +8,11 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { Id, IdParam, Nullable, OpenObject } from '../../http/schemas.js';
+import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
+import { errors, noContent } from '../../http/responses.js';
+import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { Nullable, OpenObject } from '../../lib/schema.js';
 import { GRAPH_EXAMPLE } from './example.js';
 import { DEFAULT_SECONDS_PER_TURN, type GraphService } from './service.js';
 import {
@@ -222,8 +224,7 @@ export function graphRoutes(app: App, graphs: GraphService): void {
         tags,
         summary: "The organization's graphs without nodes and edges (total in X-Total-Count)",
         querystring: Type.Object({
-          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          ...SkipLimitQuery,
           active_only: Type.Optional(Type.Boolean({ default: true })),
         }),
         response: { 200: Type.Array(GraphOut) },
@@ -231,8 +232,7 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     },
     async (request, reply) => {
       const { rows, total } = await graphs.list(principalOf(request), {
-        skip: request.query.skip ?? 0,
-        limit: request.query.limit ?? 100,
+        ...skipLimitOf(request.query),
         activeOnly: request.query.active_only ?? true,
       });
       reply.header('X-Total-Count', total);
@@ -311,7 +311,7 @@ export function graphRoutes(app: App, graphs: GraphService): void {
     },
     async (request, reply) => {
       await graphs.remove(principalOf(request), request.params.graph_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 

@@ -6,9 +6,9 @@
 import type { Db, Tx } from '../../db/client.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import type { ConditionType, NodeType } from '../../db/schema/graphs.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
 import { toE164 } from '../../lib/phone.js';
+import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import { applyContextUpdate, ContextUpdateError } from './context.js';
 import { advance, decideNext, entryNode, words } from './engine.js';
 import { loadEngineGraph } from './engine-graph.js';

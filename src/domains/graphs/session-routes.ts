@@ -8,9 +8,11 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
+import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
 import { errors } from '../../http/responses.js';
-import { Id, iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
+import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
 import type { GraphAnalyticsService } from './analytics.js';
 import type { GraphSessionDetails, GraphSessionService } from './sessions.js';
 
@@ -95,8 +97,7 @@ export function graphSessionRoutes(
         summary: "A graph's conversation sessions, most recently started first (total in X-Total-Count)",
         params: Type.Object({ graph_id: Id }),
         querystring: Type.Object({
-          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          ...SkipLimitQuery,
           active_only: Type.Optional(
             Type.Boolean({ default: false, description: 'true: only sessions still going' }),
           ),
@@ -106,8 +107,7 @@ export function graphSessionRoutes(
     },
     async (request, reply) => {
       const { rows, total } = await deps.sessions.list(principalOf(request).tenant, request.params.graph_id, {
-        skip: request.query.skip ?? 0,
-        limit: request.query.limit ?? 100,
+        ...skipLimitOf(request.query),
         activeOnly: request.query.active_only ?? false,
       });
       reply.header('X-Total-Count', total);

@@ -21,7 +21,7 @@ import {
   graphTransitions,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { applyContextUpdate } from './context.js';
 import type { SessionState, Step } from './engine-types.js';
 

@@ -1,6 +1,6 @@
 /** The JSON of a graph, its nodes and its edges (platform-api.md "Assistant graph"). */
 import { Type } from 'typebox';
-import { Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
+import { Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
 import type { FullGraph } from './service.js';
 import type { EdgeRow, GraphCounted, NodeRow } from './store.js';
 

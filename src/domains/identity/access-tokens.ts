@@ -1,7 +1,7 @@
 /** JWT access tokens (HS256, key derived from SECRET_KEY) naming the user, organization, role and session. */
 import { errors, jwtVerify, SignJWT } from 'jose';
-import type { Role } from '../../http/access.js';
 import { deriveKey } from '../../lib/crypto.js';
+import type { Role } from './principal.js';
 
 const ISSUER = 'switchboard';
 const AUDIENCE = 'switchboard-api';

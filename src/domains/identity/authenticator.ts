@@ -5,12 +5,11 @@
 import type { Db } from '../../db/client.js';
 import { takeRateWindow } from '../../db/rate-windows.js';
 import { Tenant } from '../../db/tenant.js';
-import type { Principal, Via } from '../../http/access.js';
-import type { Authenticator, RateDecision } from '../../http/auth.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
 import { loadKeyPrincipal } from '../api-keys/store.js';
 import type { ApiKeyUsage } from '../api-keys/usage.js';
 import type { AccessTokens } from './access-tokens.js';
+import type { Authenticator, Principal, RateDecision, Via } from './principal.js';
 import { type IdentityChanges, PrincipalCache } from './principal-cache.js';
 import { loadSessionPrincipal, type PrincipalRow } from './store.js';
 

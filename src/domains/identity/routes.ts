@@ -1,10 +1,11 @@
 /** /api/v1/auth: register, verify email, login, refresh, logout, switch organization. */
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
-import { principalOf, SESSION_COOKIE } from '../../http/auth.js';
+import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import { Id, MessageBody } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { SESSION_COOKIE } from './principal.js';
 import type { IdentityService } from './service.js';
 import { type CookiePolicy, sendSignedIn } from './sign-in-reply.js';
 import { TokenBody, UserOut, userView, WhoAmIOut, whoAmIView } from './views.js';

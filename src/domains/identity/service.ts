@@ -4,16 +4,16 @@
  */
 import type { Db, Executor } from '../../db/client.js';
 import { peekRateWindow, takeRateWindow } from '../../db/rate-windows.js';
-import type { Principal, Role } from '../../http/access.js';
-import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../http/errors.js';
 import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
 import type { Mailer } from '../../lib/mail.js';
 import { clientNetwork } from '../../lib/net.js';
 import { hashPassword, verifyPassword } from '../../lib/passwords.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
+import { badRequest, conflict, forbidden, notFound, rateLimited, unauthorized } from '../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { AccessTokens } from './access-tokens.js';
 import { splitSessionToken } from './authenticator.js';
+import type { Principal, Role } from './principal.js';
 import type { IdentityChanges } from './principal-cache.js';
 import * as store from './store.js';
 
@@ -79,7 +79,7 @@ export class IdentityService {
         firstName: input.firstName.trim(),
         lastName: input.lastName.trim(),
       });
-      if (!user) throw new AppError(409, 'An account with this email already exists');
+      if (!user) throw conflict('An account with this email already exists');
       const name =
         input.organizationName?.trim() || `${user.firstName || email.split('@')[0]}'s organization`;
       const organization = await this.deps.organizations.create(tx, user.id, { name });
@@ -125,9 +125,10 @@ export class IdentityService {
     // email (many sources trying one; known or not, so the answer tells nothing).
     const address = await this.#addressFailures(clientAddress).peek();
     if (!address.allowed) {
-      throw new AppError(429, 'Too many failed sign-ins from this address; try again later', {
-        'Retry-After': String(address.retryAfterSeconds),
-      });
+      throw rateLimited(
+        'Too many failed sign-ins from this address; try again later',
+        address.retryAfterSeconds,
+      );
     }
     const { maxFailures, failureWindowSeconds } = this.deps.config.login;
     const recent = await store.currentLoginFailures(this.deps.db, email, failureWindowSeconds);
@@ -136,9 +137,7 @@ export class IdentityService {
         1,
         Math.ceil((recent.windowStart.getTime() + failureWindowSeconds * 1000 - Date.now()) / 1000),
       );
-      throw new AppError(429, 'Too many failed sign-ins for this email; try again later', {
-        'Retry-After': String(retryAfter),
-      });
+      throw rateLimited('Too many failed sign-ins for this email; try again later', retryAfter);
     }
     const user = await store.findUserByEmail(this.deps.db, email);
     // Always spend one scrypt, so the answer time does not tell whether the email exists.
@@ -231,7 +230,7 @@ export class IdentityService {
         organizationId,
       });
       // A refresh that raced this switch changed the token first: let the client retry with it.
-      if (!rotated) throw new AppError(409, 'The session changed during the switch; try again');
+      if (!rotated) throw conflict('The session changed during the switch; try again');
       await store.setLastOrganization(tx, user.id, organizationId);
       return live;
     });

@@ -1,6 +1,6 @@
 /** Answers a sign-in (register, login, refresh, switch, accepted invitation): token body + session cookie. */
 import type { FastifyReply } from 'fastify';
-import { SESSION_COOKIE } from '../../http/auth.js';
+import { SESSION_COOKIE } from './principal.js';
 import type { SignedIn } from './service.js';
 import { tokenView } from './views.js';
 

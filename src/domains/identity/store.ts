@@ -9,7 +9,7 @@ import {
   organizations,
   users,
 } from '../../db/schema/index.js';
-import type { Role } from '../../http/access.js';
+import type { Role } from './principal.js';
 
 export type UserRow = typeof users.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;

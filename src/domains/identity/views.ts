@@ -1,7 +1,7 @@
 /** JSON shapes of the identity domain: the TypeBox schema and the function that fills it, side by side. */
 import { Type } from 'typebox';
-import { AREAS, LEVELS, type Principal, type Role } from '../../http/access.js';
-import { iso, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
+import { iso, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
+import { AREAS, LEVELS, type Principal, type Role } from './principal.js';
 import type { SignedIn } from './service.js';
 import type { MembershipView, UserRow } from './store.js';
 

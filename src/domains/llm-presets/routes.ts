@@ -3,10 +3,11 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { IdParam, iso, Timestamp } from '../../http/schemas.js';
+import { errors, noContent } from '../../http/responses.js';
+import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { LLM_PROVIDERS } from '../../lib/providers.js';
+import { iso, Timestamp } from '../../lib/schema.js';
 import { maskSecret } from '../../lib/secrets.js';
 import type { LlmPresetService } from './service.js';
 import type { PresetRow } from './store.js';
@@ -166,7 +167,7 @@ export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
     },
     async (request, reply) => {
       await presets.remove(principalOf(request), request.params.preset_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 

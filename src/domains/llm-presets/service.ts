@@ -4,11 +4,11 @@
  */
 import type { Db } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, invalidField, notFound } from '../../http/errors.js';
 import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { restoreMasked, type SecretField } from '../../lib/secret-paths.js';
 import { isMasked, maskSecret, type SecretBox } from '../../lib/secrets.js';
+import { conflict, invalidField, notFound } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
 /** The preset's key goes to its provider, at its base URL when it has one. */

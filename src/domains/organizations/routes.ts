@@ -3,11 +3,11 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { invalidField } from '../../http/errors.js';
 import { errors } from '../../http/responses.js';
-import { iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
+import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
+import { invalidField } from '../errors.js';
 import { maskCredential } from './credentials.js';
 import type { OrganizationDetails, OrganizationService } from './service.js';
 import type { OrganizationRow } from './store.js';

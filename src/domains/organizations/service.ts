@@ -3,8 +3,6 @@
  * credentials (sealed at rest, masked when shown), and how ready it is to take calls.
  */
 import type { Db, Executor } from '../../db/client.js';
-import type { Principal } from '../../http/access.js';
-import { AppError, badRequest, invalidField, notFound } from '../../http/errors.js';
 import { randomBase62 } from '../../lib/crypto.js';
 import {
   CARRIERS,
@@ -20,7 +18,9 @@ import type { CarrierId } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import { assistantKeySources } from '../assistants/store.js';
 import type { BillingService } from '../billing/service.js';
+import { badRequest, conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
 import { listFallbackKeys } from '../fallback-keys/store.js';
+import type { Principal } from '../identity/principal.js';
 import { type Credential, maskCredential, mergeCredential } from './credentials.js';
 import * as store from './store.js';
 
@@ -106,7 +106,7 @@ export class OrganizationService {
       return { provider: carrier, valid: check.valid, detail: check.detail, account: check.account ?? null };
     } catch (error) {
       if (error instanceof ProviderError)
-        throw new AppError(502, `${carrier} could not check the credentials: ${error.message}`);
+        throw upstreamFailed(`${carrier} could not check the credentials: ${error.message}`);
       throw error;
     }
   }
@@ -123,7 +123,7 @@ export class OrganizationService {
     let row: store.OrganizationRow | undefined;
     if (values.slug) {
       row = await store.insertOrganization(ex, { ...values, slug: values.slug });
-      if (!row) throw new AppError(409, 'An organization with this slug already exists');
+      if (!row) throw conflict('An organization with this slug already exists');
     } else {
       while (!row) {
         row = await store.insertOrganization(ex, {

@@ -3,11 +3,13 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { Id, IdParam, iso, Nullable } from '../../http/schemas.js';
+import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
+import { errors, noContent } from '../../http/responses.js';
+import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { isTollFree } from '../../lib/phone.js';
 import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
+import { iso, Nullable } from '../../lib/schema.js';
 import { defaultSmsRate, type PhoneNumberService } from './service.js';
 import type { PhoneNumberRow } from './store.js';
 
@@ -145,8 +147,7 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
         tags,
         summary: "The organization's phone numbers (total in X-Total-Count)",
         querystring: Type.Object({
-          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+          ...SkipLimitQuery,
           assistant_id: Type.Optional(Id),
           provider: Type.Optional(Provider),
         }),
@@ -155,8 +156,7 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     },
     async (request, reply) => {
       const { rows, total } = await phoneNumbers.list(principalOf(request), {
-        skip: request.query.skip ?? 0,
-        limit: request.query.limit ?? 100,
+        ...skipLimitOf(request.query),
         assistantId: request.query.assistant_id,
         provider: request.query.provider,
       });
@@ -221,7 +221,7 @@ export function phoneNumberRoutes(app: App, phoneNumbers: PhoneNumberService): v
     },
     async (request, reply) => {
       await phoneNumbers.remove(principalOf(request), request.params.phone_number_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 }

@@ -5,11 +5,11 @@
 import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, invalidField, notFound, type ValidationFailed } from '../../http/errors.js';
-import { isTollFree, toE164 } from '../../lib/phone.js';
+import { isTollFree, NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { findAssistant } from '../assistants/store.js';
+import { conflict, invalidField, notFound, type ValidationFailed } from '../errors.js';
 import { findGraph } from '../graphs/store.js';
+import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
 /**
@@ -83,8 +83,7 @@ export class PhoneNumberService {
     const values: Partial<store.PhoneNumberValues> = {};
     if (input.phone_number !== undefined) {
       const e164 = toE164(input.phone_number);
-      if (!e164)
-        throw invalidField(['body', 'phone_number'], 'Not a valid E.164 phone number (e.g. +14155552671)');
+      if (!e164) throw invalidField(['body', 'phone_number'], NOT_E164_MESSAGE);
       values.phoneNumber = e164;
     }
     if (input.provider !== undefined) values.provider = input.provider;

@@ -6,13 +6,13 @@
  */
 import type { Db } from '../../db/client.js';
 import { takeRateWindow } from '../../db/rate-windows.js';
-import type { Principal } from '../../http/access.js';
-import { AppError, badRequest } from '../../http/errors.js';
 import {
   type CloudFunction,
   type CloudFunctions,
   CloudFunctionsError,
 } from '../../providers/cloud/functions.js';
+import { badRequest, type DomainError, internalError, rateLimited } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 
 export const DEFAULT_REGION = 'us-east-1';
 
@@ -69,10 +69,9 @@ export class ServerlessService {
       60_000,
     );
     if (!rate.allowed) {
-      throw new AppError(
-        429,
+      throw rateLimited(
         `Rate limit exceeded: ${rate.limit} function listings per minute per organization`,
-        { 'Retry-After': String(rate.retryAfterSeconds) },
+        rate.retryAfterSeconds,
       );
     }
 
@@ -92,10 +91,10 @@ export class ServerlessService {
     }
   }
 
-  #answer(error: unknown, organizationId: number, region: string): AppError {
+  #answer(error: unknown, organizationId: number, region: string): DomainError {
     if (!(error instanceof CloudFunctionsError)) {
       this.deps.log.warn({ organizationId, region, failure: 'unexpected' }, 'serverless listing failed');
-      return new AppError(500, 'Listing functions failed');
+      return internalError('Listing functions failed');
     }
     // What is logged is chosen field by field: never the credentials, nor the SDK's request.
     this.deps.log.warn(
@@ -112,13 +111,11 @@ export class ServerlessService {
           `Access denied: the credentials may not list functions and read their configuration (${error.message})`,
         );
       case 'aborted':
-        return new AppError(
-          500,
+        return internalError(
           `Listing functions failed: the cloud did not finish within ${this.deps.timeoutMs / 1000} seconds`,
         );
       default:
-        return new AppError(
-          500,
+        return internalError(
           `Listing functions failed: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`,
         );
     }

@@ -8,9 +8,10 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
-import { Id, IdParam, iso, Nullable, NullableTimestamp } from '../../http/schemas.js';
+import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { isTollFree } from '../../lib/phone.js';
+import { iso, Nullable, NullableTimestamp } from '../../lib/schema.js';
 import {
   canSendOf,
   SAMPLE_MESSAGE_LENGTH,

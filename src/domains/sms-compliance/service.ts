@@ -7,8 +7,8 @@ import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import type { ComplianceStatus } from '../../db/schema/index.js';
 import { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { conflict, invalidField, notFound } from '../../http/errors.js';
+import { conflict, invalidField, notFound } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
 export const USE_CASES = [
@@ -83,7 +83,7 @@ export function canSendOf(record: store.ComplianceRow | null): CanSend {
 
 /**
  * Whether the organization's number may send outbound SMS: only an approved one may. For other
- * services (SMS sending, campaigns); throws the 404 `AppError` when the number is not the tenant's.
+ * services (SMS sending, campaigns); throws `notFound` when the number is not the tenant's.
  */
 export async function canSendOutbound(ex: Executor, tenant: Tenant, phoneNumberId: number): Promise<CanSend> {
   const found = await store.findNumberCompliance(ex, tenant, phoneNumberId);

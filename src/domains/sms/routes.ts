@@ -3,9 +3,9 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { errors } from '../../http/responses.js';
-import { Nullable } from '../../http/schemas.js';
+import { errors, noContent } from '../../http/responses.js';
 import type { App } from '../../http/types.js';
+import { Nullable } from '../../lib/schema.js';
 import { MessageOut, SendAnswer, SendBody } from './schemas.js';
 import { messageView, type SmsService } from './service.js';
 
@@ -127,7 +127,7 @@ export function smsRoutes(app: App, sms: SmsService): void {
     },
     async (request, reply) => {
       await sms.cancel(principalOf(request), request.params.message_id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 }

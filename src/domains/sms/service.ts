@@ -11,10 +11,8 @@
 import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
-import type { Principal } from '../../http/access.js';
-import { badRequest, conflict, forbidden, notFound, ValidationFailed } from '../../http/errors.js';
 import { canonicalUrl, type OutboundTargets } from '../../lib/outbound-target.js';
-import { toE164 } from '../../lib/phone.js';
+import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { smsSegments } from '../../lib/sms-segments.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import { isCarrierId } from '../../providers/carriers/index.js';
@@ -23,6 +21,8 @@ import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls } from '../assistants/store.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
+import { badRequest, conflict, forbidden, notFound, ValidationFailed } from '../errors.js';
+import type { Principal } from '../identity/principal.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
 import { findByNumber, findPhoneNumber } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
@@ -219,7 +219,7 @@ export class SmsService {
         : [
             {
               loc: ['body', 'from_phone_number'],
-              msg: 'Not a valid E.164 phone number (e.g. +14155552671)',
+              msg: NOT_E164_MESSAGE,
               type: 'value_error',
             },
           ]),
@@ -228,7 +228,7 @@ export class SmsService {
         : [
             {
               loc: ['body', 'to_phone_number'],
-              msg: 'Not a valid E.164 phone number (e.g. +14155552671)',
+              msg: NOT_E164_MESSAGE,
               type: 'value_error',
             },
           ]),

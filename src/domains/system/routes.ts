@@ -3,11 +3,11 @@ import type { Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../../db/client.js';
 import { access } from '../../http/access.js';
-import { unauthorized } from '../../http/errors.js';
 import { errors } from '../../http/responses.js';
 import type { App } from '../../http/types.js';
 import { safeEqual } from '../../lib/crypto.js';
 import type { JobQueue } from '../../queue/queue.js';
+import { unauthorized } from '../errors.js';
 
 const tags = ['system'];
 

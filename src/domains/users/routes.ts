@@ -2,10 +2,10 @@
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
-import { invalidField } from '../../http/errors.js';
 import { errors } from '../../http/responses.js';
-import { iso, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso, Timestamp } from '../../lib/schema.js';
+import { invalidField } from '../errors.js';
 import type { IdentityService } from '../identity/service.js';
 import { type CookiePolicy, sendSignedIn } from '../identity/sign-in-reply.js';
 import { ProfileOut, profileView, RoleOut, TokenBody } from '../identity/views.js';

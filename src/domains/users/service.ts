@@ -4,13 +4,13 @@
  */
 import type { Db } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { Principal, Role } from '../../http/access.js';
-import { AppError, badRequest, conflict, invalidField, notFound, unauthorized } from '../../http/errors.js';
 import { randomToken, sha256Hex } from '../../lib/crypto.js';
 import type { Mailer } from '../../lib/mail.js';
 import { hashPassword, verifyPassword } from '../../lib/passwords.js';
 import { isTimeZone } from '../../lib/time.js';
 import type { JobQueue } from '../../queue/queue.js';
+import { badRequest, conflict, internalError, invalidField, notFound, unauthorized } from '../errors.js';
+import type { Principal, Role } from '../identity/principal.js';
 import type { IdentityChanges } from '../identity/principal-cache.js';
 import { type IdentityService, normalizeEmail, type SignedIn } from '../identity/service.js';
 import * as identityStore from '../identity/store.js';
@@ -177,7 +177,7 @@ export class UserService {
       await identityStore.setLastOrganization(tx, user.id, invitation.organizationId);
       const membership = await identityStore.findMembership(tx, user.id, invitation.organizationId);
       const fresh = await identityStore.findUserById(tx, user.id);
-      if (!membership || !fresh) throw new AppError(500, 'Membership not recorded');
+      if (!membership || !fresh) throw internalError('Membership not recorded');
       const session = await this.deps.identity.openSession(
         tx,
         fresh.id,

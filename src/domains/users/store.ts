@@ -3,7 +3,7 @@ import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { invitations, memberships, organizations, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Role } from '../../http/access.js';
+import type { Role } from '../identity/principal.js';
 import type { UserRow } from '../identity/store.js';
 
 export type InvitationRow = typeof invitations.$inferSelect;

@@ -7,7 +7,7 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { CALL_STATUSES } from '../../db/schema/telephony.js';
-import { Nullable } from '../../http/schemas.js';
+import { Nullable } from '../../lib/schema.js';
 import { MessageOut } from '../sms/schemas.js';
 import { TEST_EVENT_TYPE } from './service.js';
 

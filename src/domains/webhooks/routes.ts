@@ -8,8 +8,9 @@ import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pagination.js';
 import { errors } from '../../http/responses.js';
-import { IdParam, iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../http/schemas.js';
+import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
 import type { DeliveryRow, WebhookService } from './service.js';
 
 const tags = ['webhooks'];

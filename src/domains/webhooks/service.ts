@@ -11,14 +11,14 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Db, Executor } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
-import { conflict, notFound } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
 import { type OutboundTargets, pinnedLookup, type ResolvedAddress } from '../../lib/outbound-target.js';
+import type { Page } from '../../lib/page.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { isRetryableStatus } from '../../providers/errors.js';
 import { jobPolicies } from '../../queue/jobs.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { VERSION } from '../../version.js';
+import { conflict, notFound } from '../errors.js';
 import { generateWebhookSecret, signatureHeader } from './signature.js';
 import * as store from './store.js';
 

@@ -3,7 +3,7 @@ import { and, desc, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { organizations, webhookDeliveries } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { offsetOf, type Page } from '../../http/pagination.js';
+import { offsetOf, type Page } from '../../lib/page.js';
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type DeliveryStatus = DeliveryRow['status'];

@@ -7,10 +7,10 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { invalidField, ValidationFailed, type ValidationIssue } from '../../../http/errors.js';
-import { nulIssues } from '../../../http/nul.js';
 import { CsvSyntaxError, readCsv, sniffDelimiter } from '../../../lib/csv.js';
 import { JsonArraySyntaxError, JsonElementError, readJsonArray } from '../../../lib/json-array.js';
+import { nulIssues } from '../../../lib/nul.js';
+import { invalidField, ValidationFailed, type ValidationIssue } from '../../errors.js';
 
 /** The longest custom field name. */
 export const MAX_CUSTOM_KEY_LENGTH = 100;

@@ -17,12 +17,20 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { access } from '../../../http/access.js';
 import { principalOf } from '../../../http/auth.js';
-import { AppError, ValidationFailed, type ValidationIssue } from '../../../http/errors.js';
-import { nulIssues } from '../../../http/nul.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../../http/pagination.js';
 import { errors } from '../../../http/responses.js';
-import { IdParam, iso, Nullable, NullableTimestamp, Timestamp } from '../../../http/schemas.js';
+import { IdParam } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
+import { nulIssues } from '../../../lib/nul.js';
+import { iso, Nullable, NullableTimestamp, Timestamp } from '../../../lib/schema.js';
+import {
+  badRequest,
+  type DomainError,
+  tooLarge,
+  unsupported,
+  ValidationFailed,
+  type ValidationIssue,
+} from '../../errors.js';
 import { CONTACT_COLUMNS, type UploadedFile } from './files.js';
 import {
   type CampaignContactService,
@@ -269,7 +277,7 @@ async function receiveForm(
   maxBytes: number,
 ): Promise<{ file: UploadedFile; fields: Record<string, string> }> {
   if (!request.isMultipart())
-    throw new AppError(415, 'Send the file as multipart/form-data, in a field named "file"');
+    throw unsupported('Send the file as multipart/form-data, in a field named "file"');
   const fields: Record<string, string> = {};
   const issues: ValidationIssue[] = [];
   let file: UploadedFile | undefined;
@@ -287,7 +295,7 @@ async function receiveForm(
         }
         const target = path.join(directory, 'upload');
         await pipeline(part.file, createWriteStream(target));
-        if (part.file.truncated) throw tooLarge(maxBytes);
+        if (part.file.truncated) throw fileTooLarge(maxBytes);
         file = {
           path: target,
           filename: part.filename ?? '',
@@ -310,17 +318,17 @@ async function receiveForm(
     }
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(maxBytes);
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(maxBytes);
     if (code === 'FST_FILES_LIMIT')
       throw new ValidationFailed([{ loc: ['body', 'file'], msg: 'Send one file', type: 'value_error' }]);
     if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT')
-      throw new AppError(413, 'The form has too many fields');
+      throw tooLarge('The form has too many fields');
     // Multipart errors: the plugin's own (FST_…), and busboy's on a malformed body (no code at all).
     const malformed =
       typeof code === 'string'
         ? code.startsWith('FST_')
         : error instanceof Error && error.constructor === Error;
-    if (malformed) throw new AppError(400, 'The multipart form could not be read');
+    if (malformed) throw badRequest('The multipart form could not be read');
     throw error;
   }
   if (!file) issues.push({ loc: ['body', 'file'], msg: 'Field required', type: 'missing' });
@@ -328,6 +336,6 @@ async function receiveForm(
   return { file: file!, fields };
 }
 
-function tooLarge(maxBytes: number): AppError {
-  return new AppError(413, `The file is larger than the ${maxBytes} bytes an import accepts`);
+function fileTooLarge(maxBytes: number): DomainError {
+  return tooLarge(`The file is larger than the ${maxBytes} bytes an import accepts`);
 }

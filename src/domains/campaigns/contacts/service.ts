@@ -14,9 +14,9 @@ import type { CountryCode } from 'libphonenumber-js';
 import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { Db } from '../../../db/client.js';
 import type { CampaignStatus, ContactStatus } from '../../../db/schema/index.js';
-import type { Principal } from '../../../http/access.js';
-import { conflict, invalidField, notFound } from '../../../http/errors.js';
-import type { Page } from '../../../http/pagination.js';
+import type { Page } from '../../../lib/page.js';
+import { conflict, invalidField, notFound } from '../../errors.js';
+import type { Principal } from '../../identity/principal.js';
 import {
   fileRows,
   MAX_CUSTOM_KEY_LENGTH,

@@ -41,13 +41,13 @@
  */
 import type { Db, Executor } from '../../../db/client.js';
 import { Tenant } from '../../../db/tenant.js';
-import type { Principal } from '../../../http/access.js';
-import { AppError, badRequest, conflict, notFound } from '../../../http/errors.js';
 import { TemplateError } from '../../../lib/templates.js';
 import type { JobEnqueuer, JobQueue } from '../../../queue/queue.js';
 import type { BillingService } from '../../billing/service.js';
 import type { CallService } from '../../calls/service.js';
 import type { CallRow } from '../../calls/store.js';
+import { badRequest, conflict, notFound, paymentRequired } from '../../errors.js';
+import type { Principal } from '../../identity/principal.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
 import type { SmsService } from '../../sms/service.js';
 import type { MessageRow } from '../../sms/store.js';
@@ -113,8 +113,7 @@ export class CampaignExecutor {
     const sender = await this.#senders.of(tenant, current);
     if ('reason' in sender) throw badRequest(sender.reason);
     const wallet = await this.deps.billing.wallet(tenant);
-    if (!(wallet.balance > 0))
-      throw new AppError(402, 'Insufficient balance: add credits to run the campaign');
+    if (!(wallet.balance > 0)) throw paymentRequired('Insufficient balance: add credits to run the campaign');
 
     await this.deps.queue.retryingTransaction(async (tx, jobs) => {
       const campaign = await store.lockCampaign(tx, tenant, id);

@@ -4,9 +4,9 @@
  */
 import type { Db } from '../../../db/client.js';
 import type { Tenant } from '../../../db/tenant.js';
-import type { Principal } from '../../../http/access.js';
-import { notFound } from '../../../http/errors.js';
-import type { Page } from '../../../http/pagination.js';
+import type { Page } from '../../../lib/page.js';
+import { notFound } from '../../errors.js';
+import type { Principal } from '../../identity/principal.js';
 import { statusOf } from '../store.js';
 import { type ExecutionRow, listExecutions, progressOf } from './store.js';
 import { type ProgressView, progressView } from './views.js';

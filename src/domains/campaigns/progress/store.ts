@@ -15,7 +15,7 @@ import {
   type ExecutionStatus,
 } from '../../../db/schema/index.js';
 import type { Tenant } from '../../../db/tenant.js';
-import { offsetOf, type Page } from '../../../http/pagination.js';
+import { offsetOf, type Page } from '../../../lib/page.js';
 import { type CampaignMetrics, metricsOf, NO_METRICS } from '../store.js';
 
 export interface ExecutionRow {

@@ -4,7 +4,7 @@
  * polling route and the socket can never disagree.
  */
 import { Type } from 'typebox';
-import { iso, Nullable, NullableTimestamp, Timestamp } from '../../../http/schemas.js';
+import { iso, Nullable, NullableTimestamp, Timestamp } from '../../../lib/schema.js';
 import { CampaignStatus } from '../views.js';
 import type { ExecutionRow, ProgressRow } from './store.js';
 

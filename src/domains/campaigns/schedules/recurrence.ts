@@ -9,8 +9,8 @@
  * anchor's week; monthly → every N months from the anchor's month. Nothing before the anchor runs.
  */
 import { DateTime, IANAZone } from 'luxon';
-import type { ValidationIssue } from '../../../http/errors.js';
 import { isStorableInstant } from '../../../lib/time.js';
+import type { ValidationIssue } from '../../errors.js';
 
 export const SCHEDULE_TYPES = ['immediate', 'scheduled', 'recurring'] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];

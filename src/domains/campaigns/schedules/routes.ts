@@ -7,8 +7,9 @@ import { Type } from 'typebox';
 import { access } from '../../../http/access.js';
 import { principalOf } from '../../../http/auth.js';
 import { errors } from '../../../http/responses.js';
-import { IdParam, iso, Nullable, NullableTimestamp } from '../../../http/schemas.js';
+import { IdParam } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
+import { iso, Nullable, NullableTimestamp } from '../../../lib/schema.js';
 import { INTERNAL_CONFIG_KEYS, MAX_INTERVAL } from './recurrence.js';
 import type { CampaignScheduleService, ScheduleState } from './service.js';
 

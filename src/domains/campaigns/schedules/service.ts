@@ -10,9 +10,9 @@
 import type { Db, Executor } from '../../../db/client.js';
 import type { CampaignStatus } from '../../../db/schema/index.js';
 import type { Tenant } from '../../../db/tenant.js';
-import type { Principal } from '../../../http/access.js';
-import { conflict, notFound, ValidationFailed } from '../../../http/errors.js';
 import type { JobQueue } from '../../../queue/queue.js';
+import { conflict, notFound, ValidationFailed } from '../../errors.js';
+import type { Principal } from '../../identity/principal.js';
 import * as store from '../store.js';
 import { DEFAULT_TIMEZONE, nextRunAfter, type ParsedSchedule, parseSchedule } from './recurrence.js';
 import * as scheduleStore from './store.js';

@@ -12,9 +12,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { access } from '../../../http/access.js';
-import { type Authenticator, admit, principalFromBearer } from '../../../http/auth.js';
-import { AppError } from '../../../http/errors.js';
+import { admit, principalFromBearer } from '../../../http/auth.js';
+import { statusOf } from '../../../http/errors.js';
 import type { App } from '../../../http/types.js';
+import { DomainError } from '../../errors.js';
+import type { Authenticator } from '../../identity/principal.js';
 import type { CampaignProgressFeed } from './feed.js';
 import type { CampaignProgressService } from './service.js';
 import type { ProgressView } from './views.js';
@@ -159,8 +161,9 @@ async function serve(
     }, deps.keepaliveMs ?? KEEPALIVE_MS);
     keepalive.unref();
   } catch (error) {
-    if (error instanceof AppError && error.statusCode >= 400 && error.statusCode < 500) {
-      return close(4000 + error.statusCode, error.detail);
+    // A refusal (every domain error below 500) closes with its REST status; anything else is a fault.
+    if (error instanceof DomainError && statusOf(error) < 500) {
+      return close(4000 + statusOf(error), error.detail);
     }
     log.error({ err: error }, 'campaign progress socket failed');
     close(CLOSE_CODES.internalError, 'Internal error');
