@@ -50,6 +50,7 @@ import { createCarriers } from './providers/carriers/index.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
+import type { Services } from './services.js';
 
 export interface PlatformOptions {
   config: Config;
@@ -63,37 +64,7 @@ export interface PlatformOptions {
   hostLookup?: HostLookup;
 }
 
-export interface Services {
-  identity: IdentityService;
-  apiKeys: ApiKeyService;
-  organizations: OrganizationService;
-  billing: BillingService;
-  users: UserService;
-  llmPresets: LlmPresetService;
-  fallbackKeys: FallbackKeyService;
-  assistants: AssistantService;
-  phoneNumbers: PhoneNumberService;
-  graphs: GraphService;
-  graphSessions: GraphSessionService;
-  graphAnalytics: GraphAnalyticsService;
-  campaigns: CampaignService;
-  executor: CampaignExecutor;
-  campaignRecovery: CampaignRecovery;
-  campaignContacts: CampaignContactService;
-  campaignSchedules: CampaignScheduleService;
-  campaignProgress: CampaignProgressService;
-  /** Live progress for WebSockets: one LISTEN per process, coalesced computations. */
-  campaignProgressFeed: CampaignProgressFeed;
-  smsCompliance: SmsComplianceService;
-  configResolver: ConfigResolver;
-  calls: CallService;
-  /** Listing, search, export, transcripts and hang-up of call records. */
-  callRecords: CallRecords;
-  sms: SmsService;
-  carrierWebhooks: CarrierWebhookService;
-  webhooks: WebhookService;
-  serverless: ServerlessService;
-}
+export type { Services };
 
 export interface Platform {
   app: App;
@@ -209,7 +180,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     log: logger,
   });
   await campaignProgressFeed.start();
-  const services = {
+  const services: Services = {
     identity,
     users: new UserService({
       db: database.db,
