@@ -73,6 +73,8 @@ export interface Platform {
   queue: JobQueue;
   mailer: Mailer;
   secrets: SecretBox;
+  /** Signs the media-stream URLs given to carriers, and verifies them when a stream connects. */
+  mediaTokens: MediaTokens;
   metrics: Registry;
   services: Services;
   apiKeyUsage: ApiKeyUsage;
@@ -85,6 +87,7 @@ export interface Platform {
 export async function createPlatform(options: PlatformOptions): Promise<Platform> {
   const { config, database, logger } = options;
   const secrets = new SecretBox(options.secretKey);
+  const mediaTokens = new MediaTokens(options.secretKey);
   const queue = new JobQueue(database, logger, {
     pollingIntervalSeconds: options.queuePollingIntervalSeconds ?? 2,
   });
@@ -134,7 +137,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     carriers,
     resolver: configResolver,
     billing,
-    mediaTokens: new MediaTokens(options.secretKey),
+    mediaTokens,
     queue,
     webhooks,
     publicUrl: config.publicUrl,
@@ -231,6 +234,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       ratePerMinute: config.serverless.listRatePerMinute,
     }),
   };
+
+  // Who listens to whom, between domains. A campaign attempt finishes with its call or message, in
+  // the transaction that records the call's final status or settles the message (the executor's
+  // lock order relies on that). Listeners run in the order they are added here.
+  calls.onCallFinished((tx, jobs, tenant, call) => executor.callFinished(tx, jobs, tenant, call));
+  sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
+
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
 
@@ -242,6 +252,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     queue,
     mailer,
     secrets,
+    mediaTokens,
     metrics,
     services,
     apiKeyUsage,

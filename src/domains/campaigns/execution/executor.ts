@@ -90,8 +90,6 @@ export class CampaignExecutor {
     },
   ) {
     this.#senders = new CampaignSenders(deps);
-    deps.calls.onCallFinished((tx, jobs, tenant, call) => this.callFinished(tx, jobs, tenant, call));
-    deps.sms.onMessageSettled((tx, jobs, tenant, message) => this.messageSettled(tx, jobs, tenant, message));
   }
 
   // ---- moves -------------------------------------------------------------------------------
