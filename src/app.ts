@@ -43,8 +43,8 @@ import { installOpenApi } from './http/openapi.js';
 import { installRouteDocs } from './http/route-docs.js';
 import type { App } from './http/types.js';
 import { installValidation } from './http/validation.js';
-import type { Services } from './platform.js';
 import type { JobQueue } from './queue/queue.js';
+import type { Services } from './services.js';
 import { VERSION } from './version.js';
 
 export interface AppDependencies {

@@ -50,6 +50,7 @@ import { createCarriers } from './providers/carriers/index.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
+import type { Services } from './services.js';
 
 export interface PlatformOptions {
   config: Config;
@@ -63,37 +64,7 @@ export interface PlatformOptions {
   hostLookup?: HostLookup;
 }
 
-export interface Services {
-  identity: IdentityService;
-  apiKeys: ApiKeyService;
-  organizations: OrganizationService;
-  billing: BillingService;
-  users: UserService;
-  llmPresets: LlmPresetService;
-  fallbackKeys: FallbackKeyService;
-  assistants: AssistantService;
-  phoneNumbers: PhoneNumberService;
-  graphs: GraphService;
-  graphSessions: GraphSessionService;
-  graphAnalytics: GraphAnalyticsService;
-  campaigns: CampaignService;
-  executor: CampaignExecutor;
-  campaignRecovery: CampaignRecovery;
-  campaignContacts: CampaignContactService;
-  campaignSchedules: CampaignScheduleService;
-  campaignProgress: CampaignProgressService;
-  /** Live progress for WebSockets: one LISTEN per process, coalesced computations. */
-  campaignProgressFeed: CampaignProgressFeed;
-  smsCompliance: SmsComplianceService;
-  configResolver: ConfigResolver;
-  calls: CallService;
-  /** Listing, search, export, transcripts and hang-up of call records. */
-  callRecords: CallRecords;
-  sms: SmsService;
-  carrierWebhooks: CarrierWebhookService;
-  webhooks: WebhookService;
-  serverless: ServerlessService;
-}
+export type { Services };
 
 export interface Platform {
   app: App;
@@ -102,6 +73,8 @@ export interface Platform {
   queue: JobQueue;
   mailer: Mailer;
   secrets: SecretBox;
+  /** Signs the media-stream URLs given to carriers, and verifies them when a stream connects. */
+  mediaTokens: MediaTokens;
   metrics: Registry;
   services: Services;
   apiKeyUsage: ApiKeyUsage;
@@ -114,6 +87,7 @@ export interface Platform {
 export async function createPlatform(options: PlatformOptions): Promise<Platform> {
   const { config, database, logger } = options;
   const secrets = new SecretBox(options.secretKey);
+  const mediaTokens = new MediaTokens(options.secretKey);
   const queue = new JobQueue(database, logger, {
     pollingIntervalSeconds: options.queuePollingIntervalSeconds ?? 2,
   });
@@ -163,7 +137,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     carriers,
     resolver: configResolver,
     billing,
-    mediaTokens: new MediaTokens(options.secretKey),
+    mediaTokens,
     queue,
     webhooks,
     publicUrl: config.publicUrl,
@@ -209,7 +183,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     log: logger,
   });
   await campaignProgressFeed.start();
-  const services = {
+  const services: Services = {
     identity,
     users: new UserService({
       db: database.db,
@@ -260,6 +234,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       ratePerMinute: config.serverless.listRatePerMinute,
     }),
   };
+
+  // Who listens to whom, between domains. A campaign attempt finishes with its call or message, in
+  // the transaction that records the call's final status or settles the message (the executor's
+  // lock order relies on that). Listeners run in the order they are added here.
+  calls.onCallFinished((tx, jobs, tenant, call) => executor.callFinished(tx, jobs, tenant, call));
+  sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
+
   const metrics = createMetrics();
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
 
@@ -271,6 +252,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     queue,
     mailer,
     secrets,
+    mediaTokens,
     metrics,
     services,
     apiKeyUsage,

@@ -7,15 +7,17 @@
  * schedule was set. It is stored in `recurring_config.anchor_date`, an internal key the API view
  * hides. daily → every N days from the anchor date; weekly → every N Monday-start weeks from the
  * anchor's week; monthly → every N months from the anchor's month. Nothing before the anchor runs.
+ * Which dates those are, and a wall time's instant across DST changes, is in calendar.ts.
  */
 import { DateTime, IANAZone } from 'luxon';
 import { isStorableInstant } from '../../../lib/time.js';
 import type { ValidationIssue } from '../../errors.js';
+import { eligibleDays, FREQUENCIES, type Frequency, type Rule, wallTime } from './calendar.js';
+
+export { FREQUENCIES, type Frequency };
 
 export const SCHEDULE_TYPES = ['immediate', 'scheduled', 'recurring'] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
-export const FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
-export type Frequency = (typeof FREQUENCIES)[number];
 
 export const MAX_INTERVAL = 365;
 export const DEFAULT_TIMEZONE = 'UTC';
@@ -345,20 +347,6 @@ export function nextRunAfter(schedule: ScheduleTiming, after: Date): Date | null
   throw new Error('nextRunAfter: no eligible day found');
 }
 
-interface Rule {
-  zone: string;
-  frequency: Frequency;
-  interval: number;
-  days: Set<number>;
-  dayOfMonth: number;
-  hour: number;
-  minute: number;
-  /** Local midnight of the anchor date. */
-  anchor: DateTime;
-  /** Local midnight of the end date, or null. */
-  end: DateTime | null;
-}
-
 function readRule(schedule: ScheduleTiming): Rule {
   const config = schedule.recurringConfig;
   const fail = (why: string): never => {
@@ -396,66 +384,4 @@ function readRule(schedule: ScheduleTiming): Rule {
     anchor,
     end,
   };
-}
-
-/** Whole calendar days from `a` to `b` (both local midnights), DST-proof. */
-function daysBetween(a: DateTime, b: DateTime): number {
-  return Math.round(b.startOf('day').diff(a.startOf('day'), 'days').days);
-}
-
-/**
- * The eligible dates (local midnights) from `from` on, ascending, without end: the caller stops at
- * the first one late enough or past the end date. `from` is never before the anchor.
- */
-function* eligibleDays(rule: Rule, from: DateTime): Generator<DateTime> {
-  const { anchor, interval } = rule;
-  if (rule.frequency === 'daily') {
-    const offset = daysBetween(anchor, from);
-    let day = anchor.plus({ days: Math.ceil(offset / interval) * interval });
-    for (;;) {
-      yield day;
-      day = day.plus({ days: interval });
-    }
-  }
-  if (rule.frequency === 'weekly') {
-    const anchorWeek = anchor.minus({ days: anchor.weekday - 1 });
-    const weeks = Math.floor(daysBetween(anchorWeek, from) / 7);
-    let week = anchorWeek.plus({ weeks: Math.ceil(weeks / interval) * interval });
-    for (;;) {
-      for (let weekday = 1; weekday <= 7; weekday++) {
-        const day = week.plus({ days: weekday - 1 });
-        if (rule.days.has(weekday) && day >= from) yield day;
-      }
-      week = week.plus({ weeks: interval });
-    }
-  }
-  const anchorMonth = anchor.startOf('month');
-  const months = (from.year - anchor.year) * 12 + (from.month - anchor.month);
-  let month = anchorMonth.plus({ months: Math.ceil(months / interval) * interval });
-  for (;;) {
-    // A month without the day runs on its last day (31 → 30 April, 28 or 29 February).
-    const day = month.set({ day: Math.min(rule.dayOfMonth, month.daysInMonth as number) });
-    if (day >= from) yield day;
-    month = month.plus({ months: interval });
-  }
-}
-
-/**
- * The instant of wall-clock `hour:minute` on local date `day` in `zone`. luxon moves a time in a
- * spring-forward gap forward, as we want, but picks the later of a fall-back's two instants: every
- * offset the zone has around that day is tried, and the earliest instant showing that wall time wins.
- */
-function wallTime(zone: string, day: DateTime, hour: number, minute: number): Date {
-  const fields = { year: day.year, month: day.month, day: day.day, hour, minute };
-  const luxonPick = DateTime.fromObject(fields, { zone });
-  const wallAsUtc = Date.UTC(fields.year, fields.month - 1, fields.day, hour, minute);
-  let best = luxonPick.toMillis();
-  for (const probe of [best - 86_400_000, best + 86_400_000]) {
-    const offsetMinutes = DateTime.fromMillis(probe, { zone }).offset;
-    const candidate = wallAsUtc - offsetMinutes * 60_000;
-    const shown = DateTime.fromMillis(candidate, { zone });
-    if (shown.hour === hour && shown.minute === minute && shown.day === fields.day && candidate < best)
-      best = candidate;
-  }
-  return new Date(best);
 }

@@ -1,0 +1,63 @@
+/**
+ * The services the platform builds and the HTTP app routes to. Their own module so that `app.ts`
+ * (which routes to them) and `platform.ts` (which builds them and the app) do not import each other.
+ */
+import type { ApiKeyService } from './domains/api-keys/service.js';
+import type { AssistantService } from './domains/assistants/service.js';
+import type { BillingService } from './domains/billing/service.js';
+import type { CallRecords } from './domains/calls/records.js';
+import type { CallService } from './domains/calls/service.js';
+import type { CampaignContactService } from './domains/campaigns/contacts/service.js';
+import type { CampaignExecutor } from './domains/campaigns/execution/executor.js';
+import type { CampaignRecovery } from './domains/campaigns/execution/recovery.js';
+import type { CampaignProgressFeed } from './domains/campaigns/progress/feed.js';
+import type { CampaignProgressService } from './domains/campaigns/progress/service.js';
+import type { CampaignScheduleService } from './domains/campaigns/schedules/service.js';
+import type { CampaignService } from './domains/campaigns/service.js';
+import type { CarrierWebhookService } from './domains/carrier-webhooks/service.js';
+import type { FallbackKeyService } from './domains/fallback-keys/service.js';
+import type { GraphAnalyticsService } from './domains/graphs/analytics.js';
+import type { GraphService } from './domains/graphs/service.js';
+import type { GraphSessionService } from './domains/graphs/sessions.js';
+import type { IdentityService } from './domains/identity/service.js';
+import type { LlmPresetService } from './domains/llm-presets/service.js';
+import type { OrganizationService } from './domains/organizations/service.js';
+import type { PhoneNumberService } from './domains/phone-numbers/service.js';
+import type { ConfigResolver } from './domains/runtime/resolve-config.js';
+import type { ServerlessService } from './domains/serverless/service.js';
+import type { SmsService } from './domains/sms/service.js';
+import type { SmsComplianceService } from './domains/sms-compliance/service.js';
+import type { UserService } from './domains/users/service.js';
+import type { WebhookService } from './domains/webhooks/service.js';
+
+export interface Services {
+  identity: IdentityService;
+  apiKeys: ApiKeyService;
+  organizations: OrganizationService;
+  billing: BillingService;
+  users: UserService;
+  llmPresets: LlmPresetService;
+  fallbackKeys: FallbackKeyService;
+  assistants: AssistantService;
+  phoneNumbers: PhoneNumberService;
+  graphs: GraphService;
+  graphSessions: GraphSessionService;
+  graphAnalytics: GraphAnalyticsService;
+  campaigns: CampaignService;
+  executor: CampaignExecutor;
+  campaignRecovery: CampaignRecovery;
+  campaignContacts: CampaignContactService;
+  campaignSchedules: CampaignScheduleService;
+  campaignProgress: CampaignProgressService;
+  /** Live progress for WebSockets: one LISTEN per process, coalesced computations. */
+  campaignProgressFeed: CampaignProgressFeed;
+  smsCompliance: SmsComplianceService;
+  configResolver: ConfigResolver;
+  calls: CallService;
+  /** Listing, search, export, transcripts and hang-up of call records. */
+  callRecords: CallRecords;
+  sms: SmsService;
+  carrierWebhooks: CarrierWebhookService;
+  webhooks: WebhookService;
+  serverless: ServerlessService;
+}
