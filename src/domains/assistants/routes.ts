@@ -4,28 +4,13 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
-import { IdParam, iso } from '../../http/schemas.js';
+import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { AssistantCreate, AssistantOut, AssistantUpdate, CONFIG_FIELDS } from './schemas.js';
-import type { AssistantService, AssistantView } from './service.js';
+import { AssistantCreate, AssistantOut, AssistantUpdate } from './schemas.js';
+import type { AssistantService } from './service.js';
+import { assistantView } from './views.js';
 
 const tags = ['assistants'];
-
-function assistantView({ row, config }: AssistantView) {
-  return {
-    id: row.id,
-    organization_id: row.organizationId,
-    user_id: row.userId,
-    name: row.name,
-    description: row.description,
-    is_active: row.isActive,
-    llm_provider: row.llmProvider,
-    // Every field is present: settings without a value (webhook_url, carrier_b_config…) are null.
-    ...Object.fromEntries(CONFIG_FIELDS.map((field) => [field, config[field] ?? null])),
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
 
 export function assistantRoutes(app: App, assistants: AssistantService): void {
   app.post(
