@@ -1,4 +1,4 @@
-/** The JSON of an API key (platform-api.md "API key"): the TypeBox schema and the function that fills it. */
+/** The JSON of an API key (platform-api.md "User API key (metadata)"): the TypeBox schema and the function that fills it. */
 import { Type } from 'typebox';
 import { LEVELS } from '../../http/access.js';
 import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.js';

@@ -1,4 +1,4 @@
-/** The JSON of a call record (platform-api.md "Call"): the TypeBox schema and the function that fills it. */
+/** The JSON of a call record: the TypeBox schema and the function that fills it. */
 import { Type } from 'typebox';
 import { CALL_STATUSES, type CallStatus } from '../../db/schema/telephony.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';

@@ -1,4 +1,4 @@
-/** The JSON of a phone number (platform-api.md "Phone number"): the TypeBox schema and the function that fills it. */
+/** The JSON of a phone number: the TypeBox schema and the function that fills it. */
 import { Type } from 'typebox';
 import { iso, Nullable } from '../../http/schemas.js';
 import { isTollFree } from '../../lib/phone.js';

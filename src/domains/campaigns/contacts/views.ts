@@ -1,4 +1,4 @@
-/** The JSON of a campaign contact (platform-api.md "Campaign contact"): the TypeBox schema and the function that fills it. */
+/** The JSON of a campaign contact: the TypeBox schema and the function that fills it. */
 import { Type } from 'typebox';
 import { iso, Nullable, NullableTimestamp, Timestamp } from '../../../http/schemas.js';
 import type { ContactRow } from './store.js';
