@@ -863,8 +863,6 @@ describe('GET /api/v1/campaigns/{id}/contacts', () => {
 
   it('refuses bad query values with 422 and answers 404 for an unknown campaign', async () => {
     const id = await newCampaign();
-    expectValidation(await list(id, '?per_page=1001'), ['query', 'per_page'], 'less_than_equal');
-    expectValidation(await list(id, '?page=0'), ['query', 'page'], 'greater_than_equal');
     expectValidation(await list(id, '?status=done'), ['query', 'status']);
     expectValidation(await list(0 as number), ['path', 'campaign_id']);
     expectError(await list(2_000_000_000), 404, /Campaign not found/);

@@ -7,9 +7,9 @@
  * routes are swept as soon as they are documented.
  */
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Factories, type TestUser } from './support/factories.js';
-import { mailSettled, startTestPlatform, type TestPlatform } from './support/harness.js';
+import { useTestPlatform } from './support/harness.js';
 import {
   bodyWith,
   documentedOperations,
@@ -21,17 +21,12 @@ import {
 
 const NUL = 'a\u0000b';
 
-let t: TestPlatform;
+const t = useTestPlatform();
 let admin: TestUser;
 let operations: Operation[];
 beforeAll(async () => {
-  t = await startTestPlatform();
   admin = await new Factories(t).user();
   operations = await documentedOperations(t);
-});
-afterAll(async () => {
-  await mailSettled(t);
-  await t.close();
 });
 
 /** One request of a sweep: what it sends, and the `loc` its refusal must name. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeMail } from '../src/lib/mail.js';
 import { SmtpSimulator } from '../src/sim/smtp.js';
 import { Factories, uniqueEmail } from './support/factories.js';
-import { mailSettled, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { useTestPlatform, waitFor } from './support/harness.js';
 
 const PUBLIC_URL = 'http://switchboard.test';
 const TOKEN = '[A-Za-z0-9_-]{40,}';
@@ -76,15 +76,10 @@ function lineMatching(lines: string[], pattern: RegExp): RegExpExecArray {
 }
 
 describe('mails written under DATA_DIR/mail', () => {
-  let t: TestPlatform;
+  const t = useTestPlatform();
   let f: Factories;
-  beforeAll(async () => {
-    t = await startTestPlatform();
+  beforeAll(() => {
     f = new Factories(t);
-  });
-  afterAll(async () => {
-    await mailSettled(t);
-    await t.close();
   });
 
   const mailFile = (email: string, subject: RegExp) =>
@@ -186,16 +181,13 @@ describe('mails written under DATA_DIR/mail', () => {
 
 describe('mails sent over SMTP', () => {
   const smtp = new SmtpSimulator();
-  let t: TestPlatform;
+  let port: number;
+  // The simulator's hooks come first: it starts before the platform and stops after it has closed.
   beforeAll(async () => {
-    const port = await smtp.start();
-    t = await startTestPlatform({ SMTP_URL: `smtp://127.0.0.1:${port}` });
+    port = await smtp.start();
   });
-  afterAll(async () => {
-    await mailSettled(t);
-    await t.close();
-    await smtp.stop();
-  });
+  afterAll(() => smtp.stop());
+  const t = useTestPlatform(() => ({ SMTP_URL: `smtp://127.0.0.1:${port}` }));
 
   it('carry the link and the token whole, in CRLF lines, to the envelope recipient', async () => {
     const email = uniqueEmail('smtp');

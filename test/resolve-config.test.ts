@@ -7,24 +7,19 @@
  * is then asked directly, as the runtime asks it. It hands secrets back in clear, so they are compared
  * exactly. The tests share one platform; each creates the organizations it needs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
 import { BYO_INACTIVE_REASON } from '../src/domains/organizations/service.js';
 import type { KeyChoice, ResolvedConfig } from '../src/domains/runtime/resolve-config.js';
 import { Factories, type TestUser } from './support/factories.js';
-import { mailSettled, startTestPlatform, type TestPlatform } from './support/harness.js';
+import { useTestPlatform } from './support/harness.js';
 import { secret } from './support/secrets.js';
 
-let t: TestPlatform;
+// Its close lets the verification mails of the users made here finish before the database closes.
+const t = useTestPlatform();
 let f: Factories;
-beforeAll(async () => {
-  t = await startTestPlatform();
+beforeAll(() => {
   f = new Factories(t);
-});
-afterAll(async () => {
-  // Let the verification mails of the users made here finish before the database closes.
-  await mailSettled(t);
-  await t.close();
 });
 
 type Json = Record<string, unknown>;

@@ -18,14 +18,7 @@ import { SecretBox } from '../src/lib/secrets.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { seedCall } from './support/call-seed.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
-import {
-  mailSettled,
-  startTestPlatform,
-  TEST_SECRET_KEY,
-  type TestPlatform,
-  verificationToken,
-  waitFor,
-} from './support/harness.js';
+import { TEST_SECRET_KEY, useTestPlatform, verificationToken, waitFor } from './support/harness.js';
 
 interface Secret {
   label: string;
@@ -48,7 +41,11 @@ interface Exercised {
 const VENDORS = ['llm_a', 'llm_b', 'llm_c', 'llm_d', 'llm_e', 'stt_a', 'tts_a', 'tts_b', 'tts_c', 'tts_d'];
 const SEALED = /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-let t: TestPlatform;
+const carrier = new CarrierASimulator();
+// The carrier's hooks come first: it starts before the platform and stops after it has closed.
+beforeAll(() => carrier.start());
+afterAll(() => carrier.stop());
+const t = useTestPlatform(() => ({ CARRIER_A_BASE_URL: carrier.baseUrl }));
 let f: Factories;
 let admin: TestUser;
 let member: TestUser;
@@ -108,8 +105,6 @@ async function expectCreated(response: LightMyRequestResponse) {
 }
 
 beforeAll(async () => {
-  await carrier.start();
-  t = await startTestPlatform({ CARRIER_A_BASE_URL: carrier.baseUrl });
   f = new Factories(t);
   admin = await f.user({ organizationName: 'Secret Keepers' });
   remember('admin password', admin.password, []);
@@ -274,12 +269,6 @@ beforeAll(async () => {
   emailToken = await verificationToken(t, unverified.email);
 });
 
-afterAll(async () => {
-  await mailSettled(t);
-  await t.close();
-  await carrier.stop();
-});
-
 describe('the stored secrets', () => {
   it('are many, distinct, and long enough that a mask cannot reveal them', () => {
     expect(secrets.size).toBeGreaterThanOrEqual(22);
@@ -314,7 +303,6 @@ const assistantIds: number[] = [];
 /** Phone numbers, one of them routed to the first assistant. */
 const phoneNumberIds: number[] = [];
 const messageIds: string[] = [];
-const carrier = new CarrierASimulator();
 beforeAll(async () => {
   const created = await t.app.inject({
     method: 'POST',

@@ -5,10 +5,10 @@
  * garbage session cookie. New routes are swept automatically as soon as they are documented.
  */
 import { decodeJwt, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { deriveKey } from '../src/lib/crypto.js';
 import { Factories, type TestUser } from './support/factories.js';
-import { mailSettled, startTestPlatform, TEST_SECRET_KEY, type TestPlatform } from './support/harness.js';
+import { TEST_SECRET_KEY, useTestPlatform } from './support/harness.js';
 import { documentedOperations, type Operation, urlOf } from './support/openapi-walk.js';
 
 /** `{alg: none}` JWT carrying `claims`: a server that skips the signature check would accept it. */
@@ -17,21 +17,16 @@ function unsignedJwt(claims: Record<string, unknown>): string {
   return `${encode({ alg: 'none', typ: 'JWT' })}.${encode(claims)}.`;
 }
 
-let t: TestPlatform;
+// Its close waits for the verification mails of the users below (see the JobQueue.stop report:
+// pg-boss completes a job without awaiting it, racing the database close).
+const t = useTestPlatform();
 let user: TestUser;
 let other: TestUser;
 let operations: Operation[];
 beforeAll(async () => {
-  t = await startTestPlatform();
   user = await new Factories(t).user();
   other = await new Factories(t).user();
   operations = await documentedOperations(t);
-});
-afterAll(async () => {
-  // The verification mails of the users above must be done before closing (see the JobQueue.stop
-  // report: pg-boss completes a job without awaiting it, racing the database close).
-  await mailSettled(t);
-  await t.close();
 });
 
 const isProtected = (operation: Operation) => operation.security.length > 0;

@@ -10,22 +10,18 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { type Assistant, type Call, createSwitchboardClient } from '../clients/typescript/src/index.js';
 import { generateClientSchema, SCHEMA_FILE } from '../scripts/generate-client.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { mailSettled, startTestPlatform, type TestPlatform, verificationToken } from './support/harness.js';
+import { useTestPlatform, verificationToken } from './support/harness.js';
 
 const sim = new CarrierASimulator();
-let t: TestPlatform;
 let baseUrl: string;
 
-beforeAll(async () => {
-  await sim.start();
-  t = await startTestPlatform({ CARRIER_A_BASE_URL: sim.baseUrl }, { listen: true });
+beforeAll(() => sim.start());
+const t = useTestPlatform(() => ({ CARRIER_A_BASE_URL: sim.baseUrl }), { listen: true });
+beforeAll(() => {
   baseUrl = t.baseUrl!;
 });
-afterAll(async () => {
-  await sim.stop();
-  if (t) await mailSettled(t);
-  await t?.close();
-});
+// Registered after the platform, so it runs before the platform closes (after-hooks run in reverse).
+afterAll(() => sim.stop());
 
 describe('the generated types', () => {
   it('are what the current route schemas generate', { timeout: 180_000 }, async () => {

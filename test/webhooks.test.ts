@@ -663,8 +663,6 @@ describe('the delivery log', () => {
 
   it('validates its query', async () => {
     expectValidation(await list(owner.headers, '?status=lost'), ['query', 'status']);
-    expectValidation(await list(owner.headers, '?per_page=0'), ['query', 'per_page']);
-    expectValidation(await list(owner.headers, '?page=0'), ['query', 'page']);
     expectValidation(await list(owner.headers, `?event_type=${'x'.repeat(101)}`), ['query', 'event_type']);
   });
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/client.js';
 import { loggerOptions } from '../../src/http/logging.js';
@@ -134,6 +134,39 @@ export async function startTestPlatform(
       }
     },
   };
+}
+
+/**
+ * The platform of a test file (or of the describe block it is called in): started before its tests,
+ * closed after them once no mail job is left — users made in the tests queue verification mails, and
+ * pg-boss completes a job without awaiting it, racing the database close (`mailSettled`). The handle
+ * forwards to the started platform, so it is usable in hooks and tests, not at collection time. An
+ * `env` known only once earlier hooks ran (a simulator's port) is given as a function; its simulator
+ * is then started in a `beforeAll` registered before this call. After-hooks run in reverse order, so
+ * hooks registered after this call run before the platform closes.
+ */
+export function useTestPlatform(
+  env: Record<string, string> | (() => Record<string, string>) = {},
+  options: TestPlatformOptions = {},
+): TestPlatform {
+  let started: TestPlatform | undefined;
+  beforeAll(async () => {
+    started = await startTestPlatform(typeof env === 'function' ? env() : env, options);
+  });
+  afterAll(async () => {
+    // Nothing to close when the start failed: that failure is the one to report.
+    if (!started) return;
+    // Without workers no mail job ever runs: there is nothing to wait for.
+    if (options.workers !== false) await mailSettled(started);
+    await started.close();
+  });
+  return new Proxy({} as TestPlatform, {
+    get(_target, key) {
+      if (!started)
+        throw new Error('useTestPlatform: the platform starts in beforeAll; use it from a hook or a test');
+      return Reflect.get(started, key);
+    },
+  });
 }
 
 /**

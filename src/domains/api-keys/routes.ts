@@ -9,12 +9,10 @@ import { principalOf } from '../../http/auth.js';
 import { errors, noContent } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { iso, NullableTimestamp, Timestamp } from '../../lib/schema.js';
-import { AREAS, LEVELS, type Permissions } from '../identity/principal.js';
+import { AREAS, type Permissions } from '../identity/principal.js';
 import type { ApiKeyService } from './service.js';
-import type { ApiKeyRow } from './store.js';
+import { ApiKeyOut, apiKeyView, Level } from './views.js';
 
-const Level = Type.Union(LEVELS.map((level) => Type.Literal(level)));
 const PermissionsIn = Type.Object(Object.fromEntries(AREAS.map((area) => [area, Type.Optional(Level)])), {
   additionalProperties: false,
   description: `Area → access level. Areas: ${AREAS.join(', ')}. Levels: read, read_write. An area not named is denied.`,
@@ -23,41 +21,6 @@ const RateLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), 
   description: 'Requests per minute for this key; null for no limit.',
 });
 const KeyName = Type.String({ minLength: 1, maxLength: 100 });
-
-const ApiKeyOut = Type.Object(
-  {
-    id: Type.Integer(),
-    user_id: Type.Integer(),
-    organization_id: Type.Integer(),
-    name: Type.String(),
-    key_prefix: Type.String(),
-    last_used_at: NullableTimestamp,
-    usage_count: Type.Integer(),
-    is_active: Type.Boolean(),
-    permissions: Type.Object({}, { additionalProperties: Level }),
-    rate_limit: Type.Union([Type.Integer(), Type.Null()]),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: 'ApiKey' },
-);
-
-function apiKeyView(row: ApiKeyRow) {
-  return {
-    id: row.id,
-    user_id: row.userId,
-    organization_id: row.organizationId,
-    name: row.name,
-    key_prefix: row.keyPrefix,
-    last_used_at: iso(row.lastUsedAt),
-    usage_count: row.usageCount,
-    is_active: row.isActive,
-    permissions: row.permissions,
-    rate_limit: row.rateLimit,
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
 
 const tags = ['api-keys'];
 const manage = { via: ['jwt', 'cookie'], verified: true } as const;

@@ -3,6 +3,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { apiKeys, memberships, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 import type { Permissions } from '../identity/principal.js';
 import { type PrincipalRow, principalColumns } from '../identity/store.js';
 
@@ -44,7 +45,7 @@ export async function updateKey(
 ): Promise<ApiKeyRow | undefined> {
   const [row] = await ex
     .update(apiKeys)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(apiKeys, eq(apiKeys.id, keyId), eq(apiKeys.userId, userId)))
     .returning();
   return row;

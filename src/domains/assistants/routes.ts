@@ -7,27 +7,11 @@ import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
 import { errors, noContent } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { iso } from '../../lib/schema.js';
-import { AssistantCreate, AssistantOut, AssistantUpdate, CONFIG_FIELDS } from './schemas.js';
-import type { AssistantService, AssistantView } from './service.js';
+import { AssistantCreate, AssistantOut, AssistantUpdate } from './schemas.js';
+import type { AssistantService } from './service.js';
+import { assistantView } from './views.js';
 
 const tags = ['assistants'];
-
-function assistantView({ row, config }: AssistantView) {
-  return {
-    id: row.id,
-    organization_id: row.organizationId,
-    user_id: row.userId,
-    name: row.name,
-    description: row.description,
-    is_active: row.isActive,
-    llm_provider: row.llmProvider,
-    // Every field is present: settings without a value (webhook_url, carrier_b_config…) are null.
-    ...Object.fromEntries(CONFIG_FIELDS.map((field) => [field, config[field] ?? null])),
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
 
 export function assistantRoutes(app: App, assistants: AssistantService): void {
   app.post(

@@ -3,6 +3,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { assistants } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type AssistantRow = typeof assistants.$inferSelect;
 type Values = Pick<AssistantRow, 'name' | 'description' | 'isActive' | 'llmProvider' | 'config'>;
@@ -62,7 +63,7 @@ export async function updateAssistant(
 ): Promise<AssistantRow | undefined> {
   const [row] = await ex
     .update(assistants)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(and(tenant.owns(assistants), eq(assistants.id, id)))
     .returning();
   return row;

@@ -5,69 +5,19 @@
  */
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import { CALL_STATUSES, type CallStatus } from '../../db/schema/telephony.js';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
 import { errors } from '../../http/responses.js';
 import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
+import { iso, Nullable, Timestamp } from '../../lib/schema.js';
 import { EXPORT_FILES, type ExportFormat } from './export.js';
 import type { CallRecords } from './records.js';
-import type { CallFilter, CallRow } from './store.js';
+import type { CallFilter } from './store.js';
+import { CallOut, CallStatusSchema, callView } from './views.js';
 
 const tags = ['calls'];
-const CallStatusSchema = Type.Unsafe<CallStatus>({ type: 'string', enum: [...CALL_STATUSES] });
-
-const CallOut = Type.Object(
-  {
-    id: Type.Integer(),
-    assistant_id: Nullable(Type.Integer({ description: 'Null once the assistant is deleted' })),
-    call_sid: Nullable(Type.String({ description: "The carrier's call identifier" })),
-    direction: Type.Union([Type.Literal('inbound'), Type.Literal('outbound')]),
-    from_phone_number: Type.String({
-      description: 'Our number on outbound calls, the caller on inbound ones',
-    }),
-    to_phone_number: Type.String(),
-    customer_phone_number: Type.String({ description: 'The other party' }),
-    status: CallStatusSchema,
-    call_meta: OpenObject,
-    duration: Nullable(Type.Integer({ description: 'Seconds' })),
-    cost: Nullable(Type.Number()),
-    started_at: Nullable(Timestamp),
-    ended_at: Nullable(Timestamp),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    graph_session_id: Nullable(Type.Integer()),
-    campaign_id: Nullable(Type.Integer()),
-  },
-  { title: 'Call' },
-);
-
-/** Inbound calls show the caller as `from_phone_number`; outbound ones our number. */
-function callView(call: CallRow) {
-  return {
-    id: call.id,
-    assistant_id: call.assistantId,
-    call_sid: call.callSid,
-    direction: call.direction,
-    from_phone_number: call.direction === 'inbound' ? call.customerPhoneNumber : call.fromPhoneNumber,
-    to_phone_number: call.toPhoneNumber,
-    customer_phone_number: call.customerPhoneNumber,
-    status: call.status,
-    call_meta: call.callMeta,
-    duration: call.duration,
-    cost: call.cost,
-    started_at: iso(call.startedAt),
-    ended_at: iso(call.endedAt),
-    created_at: iso(call.createdAt),
-    updated_at: iso(call.updatedAt),
-    graph_session_id: call.graphSessionId,
-    campaign_id: call.campaignId,
-  };
-}
-
 const SegmentOut = Type.Object(
   {
     speaker: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),

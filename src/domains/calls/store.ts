@@ -10,6 +10,7 @@ import {
   calls,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 import { digitArrayLiteral, phoneLexemes } from './search-terms.js';
 
 export type CallRow = typeof calls.$inferSelect;
@@ -137,7 +138,7 @@ export async function updateCall(
 ): Promise<CallRow | undefined> {
   const [row] = await ex
     .update(calls)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(and(tenant.owns(calls), eq(calls.id, id)))
     .returning();
   return row;
@@ -147,7 +148,7 @@ export async function updateCall(
 export async function setCallSid(ex: Executor, tenant: Tenant, id: number, callSid: string): Promise<void> {
   await ex
     .update(calls)
-    .set({ callSid, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ callSid }))
     .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
 }
 

@@ -14,6 +14,7 @@ import {
   campaigns,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 import { offsetOf, type Page } from '../../lib/page.js';
 
 export type CampaignRow = typeof campaigns.$inferSelect & { assistantName: string | null };
@@ -219,7 +220,7 @@ export async function updateIdleCampaign(
 ): Promise<boolean> {
   const rows = await ex
     .update(campaigns)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(campaigns, eq(campaigns.id, id), ne(campaigns.status, 'running')))
     .returning({ id: campaigns.id });
   return rows.length === 1;

@@ -7,9 +7,9 @@ import { errors, noContent } from '../../http/responses.js';
 import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { KEYED_VENDORS } from '../../lib/providers.js';
-import { iso, Timestamp } from '../../lib/schema.js';
 import type { FallbackKeyService } from './service.js';
 import type { FallbackKeyRow } from './store.js';
+import { FallbackKeyOut, fallbackKeyView } from './views.js';
 
 const tags = ['fallback-keys'];
 /** Fallback keys are the organization's keys, used for every assistant: only an admin changes them. */
@@ -24,31 +24,8 @@ const ConcurrentLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 
   description: 'Sessions this key may serve at once; null for no limit of its own.',
 });
 
-const FallbackKeyOut = Type.Object(
-  {
-    id: Type.Integer(),
-    provider: Type.String(),
-    name: Type.String(),
-    key_hint: Type.String({ description: 'The key masked: ****1234' }),
-    enabled: Type.Boolean(),
-    concurrent_limit: Type.Union([Type.Integer(), Type.Null()]),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: 'FallbackKey' },
-);
-
 export function fallbackKeyRoutes(app: App, keys: FallbackKeyService): void {
-  const view = (row: FallbackKeyRow) => ({
-    id: row.id,
-    provider: row.provider,
-    name: row.name,
-    key_hint: keys.hintOf(row),
-    enabled: row.enabled,
-    concurrent_limit: row.concurrentLimit,
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  });
+  const view = (row: FallbackKeyRow) => fallbackKeyView(row, keys.hintOf(row));
 
   app.get(
     '/api/v1/organization/fallback-keys/:provider',

@@ -1,8 +1,9 @@
 /** SQL of an organization's fallback keys (per provider). */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { fallbackKeys } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type FallbackKeyRow = typeof fallbackKeys.$inferSelect;
 
@@ -46,7 +47,7 @@ export async function updateFallbackKey(
 ): Promise<FallbackKeyRow | undefined> {
   const [row] = await ex
     .update(fallbackKeys)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(fallbackKeys, eq(fallbackKeys.provider, provider), eq(fallbackKeys.id, id)))
     .returning();
   return row;

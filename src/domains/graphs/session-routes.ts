@@ -12,27 +12,11 @@ import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
 import { errors } from '../../http/responses.js';
 import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
 import type { GraphAnalyticsService } from './analytics.js';
-import type { GraphSessionDetails, GraphSessionService } from './sessions.js';
+import type { GraphSessionService } from './sessions.js';
+import { SessionOut, sessionView } from './views.js';
 
 const tags = ['assistant-graphs'];
-
-const SessionOut = Type.Object(
-  {
-    id: Type.Integer(),
-    call_sid: Nullable(Type.String()),
-    graph_id: Type.Integer(),
-    current_node_id: Nullable(Type.Integer()),
-    context: OpenObject,
-    started_at: Timestamp,
-    ended_at: NullableTimestamp,
-    is_active: Type.Boolean({ description: 'True until ended_at is set' }),
-    current_assistant_name: Nullable(Type.String()),
-    graph_name: Type.String(),
-  },
-  { title: 'GraphSession' },
-);
 
 const TransitionUsageOut = Type.Object({
   from_node: Type.String(),
@@ -65,21 +49,6 @@ const AnalyticsOut = Type.Object(
   },
   { title: 'GraphAnalytics' },
 );
-
-function sessionView(row: GraphSessionDetails) {
-  return {
-    id: row.id,
-    call_sid: row.callSid,
-    graph_id: row.graphId,
-    current_node_id: row.currentNodeId,
-    context: row.context,
-    started_at: iso(row.startedAt),
-    ended_at: iso(row.endedAt),
-    is_active: row.endedAt === null,
-    current_assistant_name: row.currentAssistantName,
-    graph_name: row.graphName,
-  };
-}
 
 export function graphSessionRoutes(
   app: App,

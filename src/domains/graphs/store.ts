@@ -3,6 +3,7 @@ import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { assistantGraphs, assistants, graphEdges, graphNodes, phoneNumbers } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type GraphRow = typeof assistantGraphs.$inferSelect;
 export type GraphCounted = GraphRow & { totalNodes: number; totalEdges: number };
@@ -86,7 +87,7 @@ export async function updateGraph(
 ): Promise<boolean> {
   const rows = await ex
     .update(assistantGraphs)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(assistantGraphs, eq(assistantGraphs.id, id)))
     .returning({ id: assistantGraphs.id });
   return rows.length === 1;

@@ -1,7 +1,8 @@
-/** The JSON of a graph, its nodes and its edges (platform-api.md "Assistant graph"). */
+/** The JSON of a graph, its nodes and its edges (platform-api.md "Assistant graph"), and of a conversation session. */
 import { Type } from 'typebox';
-import { Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
+import { iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
 import type { FullGraph } from './service.js';
+import type { GraphSessionDetails } from './sessions.js';
 import type { EdgeRow, GraphCounted, NodeRow } from './store.js';
 
 // The same values as NODE_TYPES and CONDITION_TYPES (db/schema/graphs.ts), as literals TypeBox can type.
@@ -148,5 +149,36 @@ export function graphListView(graph: GraphCounted) {
     total_edges: graph.totalEdges,
     created_at: graph.createdAt.toISOString(),
     updated_at: graph.updatedAt.toISOString(),
+  };
+}
+
+export const SessionOut = Type.Object(
+  {
+    id: Type.Integer(),
+    call_sid: Nullable(Type.String()),
+    graph_id: Type.Integer(),
+    current_node_id: Nullable(Type.Integer()),
+    context: OpenObject,
+    started_at: Timestamp,
+    ended_at: NullableTimestamp,
+    is_active: Type.Boolean({ description: 'True until ended_at is set' }),
+    current_assistant_name: Nullable(Type.String()),
+    graph_name: Type.String(),
+  },
+  { title: 'GraphSession' },
+);
+
+export function sessionView(row: GraphSessionDetails) {
+  return {
+    id: row.id,
+    call_sid: row.callSid,
+    graph_id: row.graphId,
+    current_node_id: row.currentNodeId,
+    context: row.context,
+    started_at: iso(row.startedAt),
+    ended_at: iso(row.endedAt),
+    is_active: row.endedAt === null,
+    current_assistant_name: row.currentAssistantName,
+    graph_name: row.graphName,
   };
 }

@@ -9,6 +9,7 @@ import {
   organizations,
   users,
 } from '../../db/schema/index.js';
+import { withUpdatedAt } from '../../db/touch.js';
 import type { Role } from './principal.js';
 
 export type UserRow = typeof users.$inferSelect;
@@ -49,7 +50,7 @@ export async function setLastOrganization(
 export async function markEmailVerified(ex: Executor, userId: number): Promise<void> {
   await ex
     .update(users)
-    .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, now())`, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, now())` }))
     .where(eq(users.id, userId));
 }
 

@@ -7,10 +7,10 @@ import { errors, noContent } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { LLM_PROVIDERS } from '../../lib/providers.js';
-import { iso, Timestamp } from '../../lib/schema.js';
 import { maskSecret } from '../../lib/secrets.js';
 import type { LlmPresetService } from './service.js';
 import type { PresetRow } from './store.js';
+import { PresetOut, presetView } from './views.js';
 
 const tags = ['llm-presets'];
 /** A preset holds an organization key (only an admin may read it, through apply): only an admin changes one. */
@@ -27,39 +27,6 @@ const Settings = Type.Object(
   },
   { additionalProperties: true, description: 'Model parameters (known ones are range-checked).' },
 );
-
-const PresetOut = Type.Object(
-  {
-    id: Type.Integer(),
-    organization_id: Type.Integer(),
-    name: Type.String(),
-    provider: Type.String(),
-    model: Type.String(),
-    api_key: Type.Union([Type.String(), Type.Null()], {
-      description: 'Masked (****1234), except from apply',
-    }),
-    base_url: Type.Union([Type.String(), Type.Null()]),
-    settings: Type.Object({}, { additionalProperties: true }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: 'LlmPreset' },
-);
-
-function presetView(row: PresetRow, apiKey: string | null) {
-  return {
-    id: row.id,
-    organization_id: row.organizationId,
-    name: row.name,
-    provider: row.provider,
-    model: row.model,
-    api_key: apiKey,
-    base_url: row.baseUrl,
-    settings: row.settings,
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
 
 export function llmPresetRoutes(app: App, presets: LlmPresetService): void {
   const masked = (row: PresetRow) => presetView(row, maskSecret(presets.apiKeyOf(row)));

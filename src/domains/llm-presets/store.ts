@@ -1,8 +1,9 @@
 /** SQL of an organization's LLM presets. */
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { llmPresets } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type PresetRow = typeof llmPresets.$inferSelect;
 type PresetValues = Pick<PresetRow, 'name' | 'provider' | 'model' | 'apiKeySealed' | 'baseUrl' | 'settings'>;
@@ -42,7 +43,7 @@ export async function updatePreset(
 ): Promise<PresetRow | undefined> {
   const [row] = await ex
     .update(llmPresets)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(llmPresets, eq(llmPresets.id, id)))
     .returning();
   return row;

@@ -6,11 +6,10 @@ import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import type { App } from '../../http/types.js';
 import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
-import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
+import { Nullable } from '../../lib/schema.js';
 import { invalidField } from '../errors.js';
-import { maskCredential } from './credentials.js';
-import type { OrganizationDetails, OrganizationService } from './service.js';
-import type { OrganizationRow } from './store.js';
+import type { OrganizationService } from './service.js';
+import { ConcurrencyOut, concurrencyView, Limit, OrganizationOut, organizationView } from './views.js';
 
 const tags = ['organization'];
 const Secret = (description: string) => Type.String({ minLength: 1, maxLength: 4096, description });
@@ -103,76 +102,6 @@ const OrganizationUpdateIn = Type.Object({
   carrier_c: Type.Optional(Nullable(CarrierIn.carrier_c)),
 });
 
-const MaskedCredential = Type.Object({}, { additionalProperties: Type.String() });
-
-const OrganizationOut = Type.Object(
-  {
-    id: Type.Integer(),
-    name: Type.String(),
-    slug: Type.String(),
-    description: Nullable(Type.String()),
-    domain: Nullable(Type.String()),
-    settings: OpenObject,
-    api_keys: Type.Object(
-      {},
-      { additionalProperties: Type.Object({ api_key: Type.String(), active: Type.Boolean() }) },
-    ),
-    carrier_a: Nullable(MaskedCredential),
-    carrier_b: Nullable(MaskedCredential),
-    carrier_c: Nullable(MaskedCredential),
-    sip_trunk_config: Nullable(OpenObject),
-    inactive_keys: Type.Array(Type.Object({ provider: Type.String(), reason: Type.String() })),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: 'Organization' },
-);
-
-function baseView(row: OrganizationRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    slug: row.slug,
-    description: row.description,
-    domain: row.domain,
-    settings: row.settings,
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
-
-export function organizationView(details: OrganizationDetails) {
-  const { row, credentials } = details;
-  const apiKeys: Record<string, { api_key: string; active: boolean }> = {};
-  const inactive: Array<{ provider: string; reason: string }> = [];
-  for (const vendor of KEYED_VENDORS) {
-    const credential = credentials.get(vendor);
-    if (!credential) continue;
-    apiKeys[vendor] = {
-      api_key: maskCredential(vendor, credential).api_key ?? '',
-      active: !details.byoInactiveReason,
-    };
-    if (details.byoInactiveReason) inactive.push({ provider: vendor, reason: details.byoInactiveReason });
-  }
-  const carrier = (id: (typeof CARRIERS)[number]) => {
-    const credential = credentials.get(id);
-    return credential ? maskCredential(id, credential) : null;
-  };
-  const sip = credentials.get('sip_trunk');
-  return {
-    ...baseView(row),
-    api_keys: apiKeys,
-    carrier_a: carrier('carrier_a'),
-    carrier_b: carrier('carrier_b'),
-    carrier_c: carrier('carrier_c'),
-    sip_trunk_config:
-      row.sipTrunkConfig || sip
-        ? { ...(row.sipTrunkConfig ?? {}), ...(sip ? maskCredential('sip_trunk', sip) : {}) }
-        : null,
-    inactive_keys: inactive,
-  };
-}
-
 const ProviderStatus = Type.Object({
   ready: Type.Boolean(),
   usable: Type.Array(Type.Object({ provider: Type.String(), sources: Type.Array(Type.String()) })),
@@ -181,10 +110,6 @@ const ProviderStatus = Type.Object({
   ),
 });
 
-const Limit = Type.Object(
-  { enabled: Type.Boolean(), concurrent_limit: Type.Integer({ minimum: 1, maximum: 100_000 }) },
-  { additionalProperties: false },
-);
 const limitsFor = (providers: readonly string[]) =>
   Type.Object(Object.fromEntries(providers.map((p) => [p, Type.Optional(Limit)])), {
     additionalProperties: false,
@@ -193,15 +118,6 @@ const ConcurrencyIn = Type.Object(
   { tts: Type.Optional(limitsFor(TTS_PROVIDERS)), stt: Type.Optional(limitsFor(STT_PROVIDERS)) },
   { additionalProperties: false },
 );
-const ConcurrencyOut = Type.Object({
-  tts: Type.Object({}, { additionalProperties: Limit }),
-  stt: Type.Object({}, { additionalProperties: Limit }),
-});
-const concurrencyView = (row: OrganizationRow) => ({
-  tts: row.concurrencySettings.tts ?? {},
-  stt: row.concurrencySettings.stt ?? {},
-});
-
 export function organizationRoutes(app: App, organizations: OrganizationService): void {
   app.get(
     '/api/v1/organization',

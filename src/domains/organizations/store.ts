@@ -3,6 +3,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { memberships, organizations, providerCredentials, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type CredentialRow = typeof providerCredentials.$inferSelect;
@@ -58,7 +59,7 @@ export async function updateOrganization(
 ): Promise<OrganizationRow | undefined> {
   const [row] = await ex
     .update(organizations)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(eq(organizations.id, tenant.organizationId))
     .returning();
   return row;
@@ -74,7 +75,7 @@ export async function upsertCredential(ex: Executor, tenant: Tenant, provider: s
     .values({ organizationId: tenant.organizationId, provider, sealed })
     .onConflictDoUpdate({
       target: [providerCredentials.organizationId, providerCredentials.provider],
-      set: { sealed, updatedAt: sql`now()` },
+      set: withUpdatedAt({ sealed }),
     });
 }
 

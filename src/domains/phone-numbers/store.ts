@@ -3,6 +3,7 @@ import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { assistants, phoneNumbers } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type PhoneNumberRow = typeof phoneNumbers.$inferSelect & { assistantName: string | null };
 export type PhoneNumberValues = Pick<
@@ -119,7 +120,7 @@ export async function updatePhoneNumber(
 ): Promise<boolean> {
   const rows = await ex
     .update(phoneNumbers)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(and(tenant.owns(phoneNumbers), eq(phoneNumbers.id, id)))
     .returning({ id: phoneNumbers.id });
   return rows.length === 1;

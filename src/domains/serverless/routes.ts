@@ -14,8 +14,8 @@ import { installSuccessFlagErrors } from '../../http/errors.js';
 import { errorsWith } from '../../http/responses.js';
 import { SuccessFlagErrorBody } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { CloudFunction } from '../../providers/cloud/functions.js';
 import { DEFAULT_REGION, type ListFunctionsInput, type ServerlessService } from './service.js';
+import { functionView, ListOut } from './views.js';
 
 const tags = ['serverless'];
 
@@ -35,44 +35,6 @@ const Parameters = Type.Object(
   },
   { additionalProperties: true },
 );
-
-const FunctionOut = Type.Object(
-  {
-    function_name: Type.String({ description: 'The name used for invocation.' }),
-    description: Type.String({ description: 'May be empty.' }),
-    runtime: Type.String({ description: 'Empty for container-image functions.' }),
-    timeout: Type.Integer({ description: 'Seconds.' }),
-    memory_size: Type.Integer({ description: 'MB.' }),
-    code_size: Type.Integer({ description: 'Bytes.' }),
-    handler: Type.String({ description: 'Empty for container-image functions.' }),
-    version: Type.String({ description: 'Usually `$LATEST`.' }),
-    last_modified: Type.String({ description: 'ISO 8601 timestamp.' }),
-  },
-  { title: 'ServerlessFunction' },
-);
-
-const ListOut = Type.Object(
-  {
-    success: Type.Literal(true),
-    message: Type.String(),
-    functions: Type.Array(FunctionOut),
-  },
-  { title: 'ServerlessFunctionList' },
-);
-
-function functionView(fn: CloudFunction) {
-  return {
-    function_name: fn.name,
-    description: fn.description,
-    runtime: fn.runtime,
-    timeout: fn.timeoutSeconds,
-    memory_size: fn.memoryMb,
-    code_size: fn.codeSizeBytes,
-    handler: fn.handler,
-    version: fn.version,
-    last_modified: fn.lastModified,
-  };
-}
 
 /** Form fields; a field given several times keeps every value (and then fails the schema). */
 function formFields(raw: string): Record<string, string | string[]> {

@@ -10,23 +10,12 @@ import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { isTollFree } from '../../lib/phone.js';
-import { iso, Nullable, NullableTimestamp } from '../../lib/schema.js';
-import {
-  canSendOf,
-  SAMPLE_MESSAGE_LENGTH,
-  type SmsComplianceService,
-  stateOf,
-  USE_CASES,
-} from './service.js';
-import type { NumberCompliance } from './store.js';
+import { Nullable } from '../../lib/schema.js';
+import { SAMPLE_MESSAGE_LENGTH, type SmsComplianceService, stateOf, USE_CASES } from './service.js';
+import { State, Status, StatusOut, statusView } from './views.js';
 
 const tags = ['sms-compliance'];
 const UseCase = Type.Union(USE_CASES.map((useCase) => Type.Literal(useCase)));
-const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]);
-const State = Type.Union([...Status.anyOf, Type.Literal('not_submitted')], {
-  description: 'The record status; not_submitted for a number never submitted',
-});
 /** Some non-space character. */
 const NOT_BLANK = '\\S';
 
@@ -46,22 +35,6 @@ const Submission = Type.Object(
     contact_email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254 }))),
   },
   { additionalProperties: false },
-);
-
-const StatusOut = Type.Object(
-  {
-    found: Type.Boolean({ description: 'False when the number was never submitted' }),
-    phone_number: Type.String(),
-    phone_number_id: Type.Integer(),
-    status: State,
-    use_case: Nullable(Type.String()),
-    submitted_at: NullableTimestamp,
-    approved_at: NullableTimestamp,
-    rejection_reason: Nullable(Type.String()),
-    can_send_outbound: Type.Boolean(),
-    is_toll_free: Type.Boolean(),
-  },
-  { title: 'SmsComplianceStatus' },
 );
 
 const CanSendOut = Type.Object(
@@ -87,21 +60,6 @@ const SummaryOut = Type.Object(
   },
   { title: 'SmsComplianceSummary' },
 );
-
-function statusView({ phoneNumberId, phoneNumber, record }: NumberCompliance) {
-  return {
-    found: record !== null,
-    phone_number: phoneNumber,
-    phone_number_id: phoneNumberId,
-    status: stateOf(record),
-    use_case: record?.useCase ?? null,
-    submitted_at: record ? iso(record.submittedAt) : null,
-    approved_at: record ? iso(record.approvedAt) : null,
-    rejection_reason: record?.rejectionReason ?? null,
-    can_send_outbound: canSendOf(record).can_send,
-    is_toll_free: isTollFree(phoneNumber),
-  };
-}
 
 export function smsComplianceRoutes(app: App, compliance: SmsComplianceService): void {
   const config = { access: access.jwtOnly };

@@ -3,6 +3,7 @@ import { and, asc, eq, getTableColumns, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { type ComplianceStatus, phoneNumbers, smsCompliance } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type ComplianceRow = typeof smsCompliance.$inferSelect;
 
@@ -77,7 +78,7 @@ export async function upsertSubmission(
     .values({ ...values, ...review, phoneNumberId, organizationId: tenant.organizationId })
     .onConflictDoUpdate({
       target: smsCompliance.phoneNumberId,
-      set: { ...values, ...review, submittedAt: sql`now()`, updatedAt: sql`now()` },
+      set: withUpdatedAt({ ...values, ...review, submittedAt: sql`now()` }),
       setWhere: and(tenant.owns(smsCompliance), ne(smsCompliance.status, 'approved')),
     })
     .returning({ phoneNumberId: smsCompliance.phoneNumberId });
@@ -96,16 +97,17 @@ export async function updateStatus(
 ): Promise<boolean> {
   const rows = await ex
     .update(smsCompliance)
-    .set({
-      status: change.status,
-      rejectionReason: change.rejectionReason,
-      reviewedByUserId: change.reviewedByUserId,
-      approvedAt:
-        change.status === 'approved'
-          ? sql`case when ${smsCompliance.status} = 'approved' then ${smsCompliance.approvedAt} else now() end`
-          : null,
-      updatedAt: sql`now()`,
-    })
+    .set(
+      withUpdatedAt({
+        status: change.status,
+        rejectionReason: change.rejectionReason,
+        reviewedByUserId: change.reviewedByUserId,
+        approvedAt:
+          change.status === 'approved'
+            ? sql`case when ${smsCompliance.status} = 'approved' then ${smsCompliance.approvedAt} else now() end`
+            : null,
+      }),
+    )
     .where(tenant.where(smsCompliance, eq(smsCompliance.phoneNumberId, phoneNumberId)))
     .returning({ phoneNumberId: smsCompliance.phoneNumberId });
   return rows.length === 1;

@@ -3,6 +3,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { messages, phoneNumbers, smsIdempotencyKeys } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 
 export type MessageRow = typeof messages.$inferSelect;
 export type NewMessage = Omit<
@@ -60,13 +61,14 @@ export async function markAccepted(
 ): Promise<MessageRow | undefined> {
   const [row] = await ex
     .update(messages)
-    .set({
-      ...values,
-      status: sql`case when ${messages.status} = 'sending' then 'sent' else ${messages.status} end`,
-      sentAt: sql`now()`,
-      error: null,
-      updatedAt: sql`now()`,
-    })
+    .set(
+      withUpdatedAt({
+        ...values,
+        status: sql`case when ${messages.status} = 'sending' then 'sent' else ${messages.status} end`,
+        sentAt: sql`now()`,
+        error: null,
+      }),
+    )
     .where(tenant.where(messages, eq(messages.id, id)))
     .returning();
   return row;
@@ -81,7 +83,7 @@ export async function updateMessage(
 ): Promise<MessageRow | undefined> {
   const [row] = await ex
     .update(messages)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(
       tenant.where(
         messages,
@@ -141,7 +143,7 @@ export async function claimOldestQueued(
     .for('update', { skipLocked: true });
   const [row] = await ex
     .update(messages)
-    .set({ status: 'sending', attempts: sql`${messages.attempts} + 1`, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ status: 'sending', attempts: sql`${messages.attempts} + 1` }))
     .where(and(tenant.owns(messages), sql`${messages.id} = (${oldest})`))
     .returning();
   return row;
@@ -159,12 +161,13 @@ export async function failInterrupted(
 ): Promise<number> {
   const rows = await ex
     .update(messages)
-    .set({
-      status: 'failed',
-      error:
-        'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it',
-      updatedAt: sql`now()`,
-    })
+    .set(
+      withUpdatedAt({
+        status: 'failed',
+        error:
+          'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it',
+      }),
+    )
     .where(
       tenant.where(
         messages,

@@ -10,61 +10,13 @@ import type { IdentityService } from '../identity/service.js';
 import { type CookiePolicy, sendSignedIn } from '../identity/sign-in-reply.js';
 import { ProfileOut, profileView, RoleOut, TokenBody } from '../identity/views.js';
 import type { UserService } from './service.js';
-import type { InvitationRow, MemberRow } from './store.js';
+import { InvitationOut, invitationView, MemberOut, memberView } from './views.js';
 
 const tags = ['users'];
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Not blank' });
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 8, maxLength: 256 });
 const InvitationToken = Type.String({ minLength: 20, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' });
-
-const MemberOut = Type.Object(
-  {
-    id: Type.Integer(),
-    email: Type.String(),
-    first_name: Type.String(),
-    last_name: Type.String(),
-    role: RoleOut,
-    is_verified: Type.Boolean(),
-    joined_at: Timestamp,
-  },
-  { title: 'Member' },
-);
-
-const memberView = (m: MemberRow) => ({
-  id: m.id,
-  email: m.email,
-  first_name: m.firstName,
-  last_name: m.lastName,
-  role: m.role,
-  is_verified: m.emailVerifiedAt !== null,
-  joined_at: iso(m.joinedAt),
-});
-
-const InvitationOut = Type.Object(
-  {
-    id: Type.Integer(),
-    organization_id: Type.Integer(),
-    email: Type.String(),
-    first_name: Type.String(),
-    last_name: Type.String(),
-    role: RoleOut,
-    expires_at: Timestamp,
-    created_at: Timestamp,
-  },
-  { title: 'Invitation' },
-);
-
-const invitationView = (row: InvitationRow) => ({
-  id: row.id,
-  organization_id: row.organizationId,
-  email: row.email,
-  first_name: row.firstName,
-  last_name: row.lastName,
-  role: row.role,
-  expires_at: iso(row.expiresAt),
-  created_at: iso(row.createdAt),
-});
 
 export function userRoutes(
   app: App,

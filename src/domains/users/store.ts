@@ -3,6 +3,7 @@ import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { invitations, memberships, organizations, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 import type { Role } from '../identity/principal.js';
 import type { UserRow } from '../identity/store.js';
 
@@ -15,11 +16,7 @@ export async function updateUser(
     Pick<UserRow, 'firstName' | 'lastName' | 'email' | 'emailVerifiedAt' | 'preferences' | 'passwordHash'>
   >,
 ): Promise<UserRow | undefined> {
-  const [row] = await ex
-    .update(users)
-    .set({ ...changes, updatedAt: sql`now()` })
-    .where(eq(users.id, userId))
-    .returning();
+  const [row] = await ex.update(users).set(withUpdatedAt(changes)).where(eq(users.id, userId)).returning();
   return row;
 }
 

@@ -10,12 +10,10 @@ import { PageQuery, PaginationOut, pageOf, paginationView } from '../../http/pag
 import { errors } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { iso, Nullable, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
-import type { DeliveryRow, WebhookService } from './service.js';
+import type { WebhookService } from './service.js';
+import { DeliveryOut, deliveryView, Status } from './views.js';
 
 const tags = ['webhooks'];
-const Status = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]);
-
 const SecretOut = Type.Object(
   {
     webhook_secret: Type.String({
@@ -23,36 +21,6 @@ const SecretOut = Type.Object(
     }),
   },
   { title: 'WebhookSecret' },
-);
-
-const DeliveryOut = Type.Object(
-  {
-    id: Type.Integer(),
-    event_id: Type.String({
-      format: 'uuid',
-      description: 'X-Switchboard-Event-Id; the same on every attempt',
-    }),
-    event_type: Type.String(),
-    url: Type.String(),
-    status: Status,
-    attempts: Type.Integer({ description: 'Requests made so far (every round of delivery counts)' }),
-    last_status_code: Nullable(Type.Integer()),
-    last_error: Nullable(Type.String()),
-    payload: Type.Object(
-      {
-        id: Type.String(),
-        type: Type.String(),
-        created_at: Type.String(),
-        organization_id: Type.Integer(),
-        data: OpenObject,
-      },
-      { additionalProperties: true, description: 'The JSON body posted to the receiver' },
-    ),
-    created_at: Timestamp,
-    delivered_at: NullableTimestamp,
-    updated_at: Timestamp,
-  },
-  { title: 'WebhookDelivery' },
 );
 
 const TestBody = Type.Object(
@@ -63,29 +31,6 @@ const TestBody = Type.Object(
     examples: [{ url: 'https://example.com/hooks/calls' }],
   },
 );
-
-function deliveryView(row: DeliveryRow) {
-  return {
-    id: row.id,
-    event_id: row.eventId,
-    event_type: row.eventType,
-    url: row.url,
-    status: row.status,
-    attempts: row.attempts,
-    last_status_code: row.lastStatusCode,
-    last_error: row.lastError,
-    payload: row.payload as {
-      id: string;
-      type: string;
-      created_at: string;
-      organization_id: number;
-      data: Record<string, unknown>;
-    },
-    created_at: iso(row.createdAt),
-    delivered_at: iso(row.deliveredAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
 
 export function webhookRoutes(app: App, webhooks: WebhookService): void {
   const signedInAdmin = { via: ['jwt', 'cookie'], role: 'admin' } as const;

@@ -3,6 +3,7 @@ import { and, desc, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { organizations, webhookDeliveries } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
+import { withUpdatedAt } from '../../db/touch.js';
 import { offsetOf, type Page } from '../../lib/page.js';
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -71,14 +72,15 @@ export async function listDeliveries(
 export async function recordDelivered(ex: Executor, id: number, statusCode: number): Promise<void> {
   await ex
     .update(webhookDeliveries)
-    .set({
-      status: 'delivered',
-      attempts: sql`${webhookDeliveries.attempts} + 1`,
-      lastStatusCode: statusCode,
-      lastError: null,
-      deliveredAt: sql`now()`,
-      updatedAt: sql`now()`,
-    })
+    .set(
+      withUpdatedAt({
+        status: 'delivered',
+        attempts: sql`${webhookDeliveries.attempts} + 1`,
+        lastStatusCode: statusCode,
+        lastError: null,
+        deliveredAt: sql`now()`,
+      }),
+    )
     .where(eq(webhookDeliveries.id, id));
 }
 
@@ -93,13 +95,14 @@ export async function recordFailure(
 ): Promise<void> {
   await ex
     .update(webhookDeliveries)
-    .set({
-      ...(failure.final ? { status: 'failed' as const } : {}),
-      ...(failure.counted ? { attempts: sql`${webhookDeliveries.attempts} + 1` } : {}),
-      lastStatusCode: failure.statusCode,
-      lastError: failure.error,
-      updatedAt: sql`now()`,
-    })
+    .set(
+      withUpdatedAt({
+        ...(failure.final ? { status: 'failed' as const } : {}),
+        ...(failure.counted ? { attempts: sql`${webhookDeliveries.attempts} + 1` } : {}),
+        lastStatusCode: failure.statusCode,
+        lastError: failure.error,
+      }),
+    )
     .where(eq(webhookDeliveries.id, id));
 }
 
@@ -114,7 +117,7 @@ export async function reopenDelivery(
 ): Promise<DeliveryRow | undefined> {
   const [row] = await ex
     .update(webhookDeliveries)
-    .set({ status: 'pending', updatedAt: sql`now()` })
+    .set(withUpdatedAt({ status: 'pending' }))
     .where(
       tenant.where(webhookDeliveries, eq(webhookDeliveries.id, id), ne(webhookDeliveries.status, 'pending')),
     )

@@ -22,7 +22,7 @@ import { errors } from '../../../http/responses.js';
 import { IdParam } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
 import { nulIssues } from '../../../lib/nul.js';
-import { iso, Nullable, NullableTimestamp, Timestamp } from '../../../lib/schema.js';
+import { Nullable } from '../../../lib/schema.js';
 import {
   badRequest,
   type DomainError,
@@ -38,18 +38,11 @@ import {
   EDITABLE_STATUSES,
   MAX_REPORTED_ERRORS,
 } from './service.js';
-import type { ContactRow } from './store.js';
+import { ContactOut, ContactStatus, contactView } from './views.js';
 
 const tags = ['campaigns'];
 const params = IdParam('campaign_id');
 
-const ContactStatus = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('in_progress'),
-  Type.Literal('completed'),
-  Type.Literal('failed'),
-  Type.Literal('skipped'),
-]);
 const Region = Type.String({
   minLength: 2,
   maxLength: 2,
@@ -97,24 +90,6 @@ const ImportReportOut = Type.Object(
   { title: 'ContactImportReport' },
 );
 
-const ContactOut = Type.Object(
-  {
-    id: Type.Integer(),
-    campaign_id: Type.Integer(),
-    phone_number: Type.String({ description: 'E.164' }),
-    name: Nullable(Type.String()),
-    email: Nullable(Type.String()),
-    company: Nullable(Type.String()),
-    custom_fields: Type.Object({}, { additionalProperties: true }),
-    status: ContactStatus,
-    attempts: Type.Integer(),
-    next_attempt_at: NullableTimestamp,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: 'CampaignContact' },
-);
-
 const ImportForm = Type.Object(
   {
     file: Type.String({
@@ -133,23 +108,6 @@ const ImportForm = Type.Object(
 );
 
 const FORM_FIELDS = new Set(['column_mappings', 'default_region']);
-
-function contactView(row: ContactRow) {
-  return {
-    id: row.id,
-    campaign_id: row.campaignId,
-    phone_number: row.phoneNumber,
-    name: row.name,
-    email: row.email,
-    company: row.company,
-    custom_fields: row.customFields,
-    status: row.status,
-    attempts: row.attempts,
-    next_attempt_at: iso(row.nextAttemptAt),
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
 
 const editable = `Contacts can be added while the campaign is ${EDITABLE_STATUSES.join(', ')} (409 otherwise).`;
 

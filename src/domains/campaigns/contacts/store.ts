@@ -12,6 +12,7 @@ import {
   campaigns,
 } from '../../../db/schema/index.js';
 import type { Tenant } from '../../../db/tenant.js';
+import { withUpdatedAt } from '../../../db/touch.js';
 import { offsetOf, type Page } from '../../../lib/page.js';
 
 export type ContactRow = typeof campaignContacts.$inferSelect;
@@ -119,11 +120,12 @@ export async function finishImport(
 ): Promise<void> {
   await ex
     .update(campaigns)
-    .set({
-      totalContacts: sql`(select count(*)::int from ${campaignContacts} where ${campaignContacts.campaignId} = ${campaignId}::int)`,
-      availableVariables,
-      updatedAt: sql`now()`,
-    })
+    .set(
+      withUpdatedAt({
+        totalContacts: sql`(select count(*)::int from ${campaignContacts} where ${campaignContacts.campaignId} = ${campaignId}::int)`,
+        availableVariables,
+      }),
+    )
     .where(tenant.where(campaigns, eq(campaigns.id, campaignId)));
 }
 

@@ -19,6 +19,7 @@ import {
   type ExecutionStatus,
 } from '../../../db/schema/index.js';
 import type { Tenant } from '../../../db/tenant.js';
+import { withUpdatedAt } from '../../../db/touch.js';
 
 export type CampaignRecord = typeof campaigns.$inferSelect;
 export type ExecutionRecord = typeof campaignExecutions.$inferSelect;
@@ -89,7 +90,7 @@ export async function updateCampaign(
 ): Promise<void> {
   await ex
     .update(campaigns)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(campaigns, eq(campaigns.id, id)));
 }
 
@@ -258,7 +259,7 @@ export async function claimExecution(
 ): Promise<ExecutionRecord | undefined> {
   const [row] = await ex
     .update(campaignExecutions)
-    .set({ status: 'in_progress', executedAt: sql`now()`, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ status: 'in_progress', executedAt: sql`now()` }))
     .where(
       tenant.where(
         campaignExecutions,
@@ -278,7 +279,7 @@ export async function updateExecution(
 ): Promise<void> {
   await ex
     .update(campaignExecutions)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(campaignExecutions, eq(campaignExecutions.id, id)));
 }
 
@@ -304,7 +305,7 @@ export async function updateContact(
 ): Promise<void> {
   await ex
     .update(campaignContacts)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(campaignContacts, eq(campaignContacts.id, id)));
 }
 
@@ -317,7 +318,7 @@ export async function resetContacts(
 ): Promise<void> {
   await ex
     .update(campaignContacts)
-    .set({ status: 'pending', attempts: 0, nextAttemptAt: null, occurrence, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ status: 'pending', attempts: 0, nextAttemptAt: null, occurrence }))
     .where(tenant.where(campaignContacts, eq(campaignContacts.campaignId, campaignId)));
 }
 
@@ -340,7 +341,7 @@ export async function skipWaiting(ex: Executor, tenant: Tenant, campaignId: numb
     .where(notStarted);
   const skipped = await ex
     .update(campaignContacts)
-    .set({ status: 'skipped', nextAttemptAt: null, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ status: 'skipped', nextAttemptAt: null }))
     .where(
       tenant.where(
         campaignContacts,
@@ -351,12 +352,13 @@ export async function skipWaiting(ex: Executor, tenant: Tenant, campaignId: numb
     .returning({ id: campaignContacts.id });
   await ex
     .update(campaignExecutions)
-    .set({
-      status: 'skipped',
-      finishedAt: sql`now()`,
-      updatedAt: sql`now()`,
-      executionData: sql`${campaignExecutions.executionData} || '{"error_details": "The campaign was stopped before this attempt started"}'::jsonb`,
-    })
+    .set(
+      withUpdatedAt({
+        status: 'skipped',
+        finishedAt: sql`now()`,
+        executionData: sql`${campaignExecutions.executionData} || '{"error_details": "The campaign was stopped before this attempt started"}'::jsonb`,
+      }),
+    )
     .where(notStarted);
   return skipped.length;
 }
@@ -381,7 +383,7 @@ export async function updateSchedule(
 ): Promise<void> {
   await ex
     .update(campaignSchedules)
-    .set({ ...changes, updatedAt: sql`now()` })
+    .set(withUpdatedAt(changes))
     .where(tenant.where(campaignSchedules, eq(campaignSchedules.campaignId, campaignId)));
 }
 

@@ -9,9 +9,10 @@ import { principalOf } from '../../../http/auth.js';
 import { errors } from '../../../http/responses.js';
 import { IdParam } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
-import { iso, Nullable, NullableTimestamp } from '../../../lib/schema.js';
-import { INTERNAL_CONFIG_KEYS, MAX_INTERVAL } from './recurrence.js';
-import type { CampaignScheduleService, ScheduleState } from './service.js';
+import { Nullable } from '../../../lib/schema.js';
+import { MAX_INTERVAL } from './recurrence.js';
+import type { CampaignScheduleService } from './service.js';
+import { ScheduleOut, scheduleView } from './views.js';
 
 const tags = ['campaigns'];
 
@@ -90,45 +91,7 @@ const ScheduleBody = Type.Object(
   { additionalProperties: false },
 );
 
-const ScheduleOut = Type.Object(
-  {
-    campaign_id: Type.Integer(),
-    schedule_type: Type.Union(
-      [Type.Literal('immediate'), Type.Literal('scheduled'), Type.Literal('recurring')],
-      {
-        description: 'immediate: no schedule; the campaign runs when it is started',
-      },
-    ),
-    scheduled_at: NullableTimestamp,
-    timezone: Type.String(),
-    recurring_config: Nullable(Type.Object({}, { additionalProperties: true })),
-    next_run_at: {
-      ...NullableTimestamp,
-      description: 'When the campaign next starts by itself; null when never',
-    },
-    last_run_at: NullableTimestamp,
-  },
-  { title: 'CampaignSchedule' },
-);
-
 const Answer = Type.Object({ success: Type.Boolean(), message: Type.String() });
-
-export function scheduleView(state: ScheduleState) {
-  let config: Record<string, unknown> | null = null;
-  if (state.recurringConfig) {
-    config = { ...state.recurringConfig };
-    for (const key of INTERNAL_CONFIG_KEYS) delete config[key];
-  }
-  return {
-    campaign_id: state.campaignId,
-    schedule_type: state.scheduleType,
-    scheduled_at: iso(state.scheduledAt),
-    timezone: state.timezone,
-    recurring_config: config,
-    next_run_at: iso(state.nextRunAt),
-    last_run_at: iso(state.lastRunAt),
-  };
-}
 
 export function campaignScheduleRoutes(app: App, schedules: CampaignScheduleService): void {
   const params = IdParam('campaign_id');

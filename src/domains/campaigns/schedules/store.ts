@@ -2,10 +2,11 @@
  * SQL of campaign schedules: the status move that guards every schedule change (a conditional
  * UPDATE, so the check and the change are one statement under the row lock), and the schedule row.
  */
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.js';
 import { type CampaignStatus, campaignSchedules, campaigns } from '../../../db/schema/index.js';
 import type { Tenant } from '../../../db/tenant.js';
+import { withUpdatedAt } from '../../../db/touch.js';
 
 export type ScheduleRow = typeof campaignSchedules.$inferSelect;
 export type ScheduleValues = Pick<
@@ -27,7 +28,7 @@ export async function moveStatus(
 ): Promise<boolean> {
   const rows = await ex
     .update(campaigns)
-    .set({ status: to, updatedAt: sql`now()` })
+    .set(withUpdatedAt({ status: to }))
     .where(tenant.where(campaigns, eq(campaigns.id, id), inArray(campaigns.status, [...from])))
     .returning({ id: campaigns.id });
   return rows.length === 1;
@@ -57,7 +58,7 @@ export async function saveSchedule(
     .values({ ...values, campaignId, organizationId: tenant.organizationId })
     .onConflictDoUpdate({
       target: campaignSchedules.campaignId,
-      set: { ...values, updatedAt: sql`now()` },
+      set: withUpdatedAt(values),
       // The campaign id came from a tenant-scoped UPDATE already; this keeps the row's owner fixed.
       setWhere: eq(campaignSchedules.organizationId, tenant.organizationId),
     });
