@@ -7,7 +7,8 @@ import { invalidField } from '../../http/errors.js';
 import { errors } from '../../http/responses.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
+import { literalUnion } from '../../lib/literal-union.js';
+import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../providers/ids.js';
 import { maskCredential } from './credentials.js';
 import type { OrganizationDetails, OrganizationService } from './service.js';
 import type { OrganizationRow } from './store.js';
@@ -295,11 +296,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
         summary:
           "Check carrier credentials against the carrier's API (the stored ones, or those sent); saves nothing",
         params: Type.Object({
-          carrier: Type.Union([
-            Type.Literal('carrier_a'),
-            Type.Literal('carrier_b'),
-            Type.Literal('carrier_c'),
-          ]),
+          carrier: literalUnion(CARRIERS),
         }),
         description:
           'Body (optional): the credentials to check, shaped as in PUT /api/v1/organization; a masked secret means ' +

@@ -6,13 +6,14 @@ import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import { Id, IdParam, iso, Nullable } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
+import { literalUnion } from '../../lib/literal-union.js';
 import { isTollFree } from '../../lib/phone.js';
-import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
+import { TELEPHONY_PROVIDERS } from '../../providers/ids.js';
 import { defaultSmsRate, type PhoneNumberService } from './service.js';
 import type { PhoneNumberRow } from './store.js';
 
 const tags = ['phone-numbers'];
-const Provider = Type.Union(TELEPHONY_PROVIDERS.map((p) => Type.Literal(p)));
+const Provider = literalUnion(TELEPHONY_PROVIDERS);
 
 const Fields = {
   phone_number: Type.String({

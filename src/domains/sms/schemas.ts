@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { MESSAGE_STATUSES, type MessageStatus } from '../../db/schema/messaging.js';
 import { Nullable } from '../../http/schemas.js';
-import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
+import { TELEPHONY_PROVIDERS } from '../../providers/ids.js';
 
 /** The carrier of the number a message goes through. */
 const Carrier = Type.Unsafe<string>({ type: 'string', enum: [...TELEPHONY_PROVIDERS] });
