@@ -16,6 +16,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
+import { oneOf } from './checks.js';
 import { timestamps } from './columns.js';
 import { organizationColumn, users } from './identity.js';
 
@@ -69,7 +70,7 @@ export const graphNodes = pgTable(
       columns: [t.organizationId, t.assistantId],
       foreignColumns: [assistants.organizationId, assistants.id],
     }),
-    check('graph_nodes_type_check', sql`${t.nodeType} in ('entry', 'standard', 'exit', 'escalation')`),
+    check('graph_nodes_type_check', oneOf(t.nodeType, NODE_TYPES)),
   ],
 );
 
@@ -103,10 +104,7 @@ export const graphEdges = pgTable(
   (t) => [
     index('graph_edges_graph_idx').on(t.graphId, t.ordinal),
     index('graph_edges_from_idx').on(t.fromNodeId),
-    check(
-      'graph_edges_condition_type_check',
-      sql`${t.conditionType} in ('intent', 'natural_language', 'mathematical', 'state_variable')`,
-    ),
+    check('graph_edges_condition_type_check', oneOf(t.conditionType, CONDITION_TYPES)),
     check('graph_edges_logic_check', sql`${t.conditionLogic} in ('AND', 'OR')`),
   ],
 );
