@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CountryCode, isSupportedCountry } from 'libphonenumber-js';
+import type { LlmProvider, TtsProvider } from './providers/ids.js';
 
 type Parser<T> = (raw: string) => T;
 
@@ -271,9 +272,10 @@ export interface ProviderUrls {
   carrierB: string;
   carrierC: string;
   lambda: string | undefined;
-  llm: { llm_a: string; llm_b: string; llm_c: string; llm_d: string; llm_e: string };
+  /** Keyed by the ids of `providers/ids.ts`: a vendor added there needs its address here. */
+  llm: Record<LlmProvider, string>;
   stt: string;
-  tts: { tts_a: string; tts_b: string; tts_c: string; tts_d: string };
+  tts: Record<TtsProvider, string>;
 }
 
 export interface Config {

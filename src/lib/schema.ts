@@ -3,7 +3,7 @@
  * and written-out defaults. The HTTP layer's own schemas (error envelopes, path ids) are in
  * http/schemas.ts.
  */
-import { type TSchema, Type } from 'typebox';
+import { type TLiteral, type TSchema, type TSchemaOptions, type TUnion, Type } from 'typebox';
 
 /** Timestamps leave as ISO 8601 strings (fast-json-stringify formats `Date` values for `date-time`). */
 export const Timestamp = Type.String({ format: 'date-time' });
@@ -62,4 +62,24 @@ export function completeDefaults<T extends TSchema>(schema: T): T {
   };
   visit(schema as Node);
   return schema;
+}
+
+/**
+ * A closed set of strings (provider ids, statuses, kinds) as a union of literals: the list is written
+ * once as an `as const` array and the handler's static type is still the exact literals. The JSON
+ * schema is the `anyOf` of `const`s a hand-written `Type.Union([Type.Literal(…), …])` gives (the
+ * OpenAPI document turns it into an enum).
+ */
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K] & string> };
+
+export function literalUnion<const T extends readonly string[]>(
+  values: T,
+  options?: TSchemaOptions,
+): TUnion<Literals<T>> {
+  // TypeBox cannot see through `map` to the tuple's literals: the cast restores what it builds.
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<Literals<T>>;
 }

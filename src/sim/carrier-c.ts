@@ -11,9 +11,20 @@ import { createPublicKey, type KeyObject, randomBytes, randomUUID } from 'node:c
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { sha256Hex } from '../lib/crypto.js';
 import {
-  type CallOutcome,
+  badRequest,
+  callRequestProblems,
+  FINAL_EVENT,
+  FINAL_MESSAGE_STATUS,
+  messageFailure,
+  messageRequestProblems,
+  notFound,
+  plus,
+  record,
+  unauthorizedResponse,
+  wire,
+} from './carrier-c-wire.js';
+import {
   CarrierSimulatorBase,
-  type MessageOutcome,
   type RecordedRequest,
   type Route,
   type SimResponse,
@@ -30,24 +41,6 @@ interface Account {
   applicationId: string;
   publicKey: KeyObject;
 }
-
-const ERRORS = 'https://developer.nexmo.com/api-errors';
-
-/** The final voice event of each outcome. */
-const FINAL_EVENT: Record<CallOutcome['status'], string> = {
-  completed: 'completed',
-  busy: 'busy',
-  'no-answer': 'timeout',
-  failed: 'failed',
-  canceled: 'cancelled',
-};
-
-/** The final Messages status callback of each outcome. */
-const FINAL_MESSAGE_STATUS: Record<MessageOutcome, string> = {
-  delivered: 'delivered',
-  undelivered: 'undeliverable',
-  failed: 'rejected',
-};
 
 export class CarrierCSimulator extends CarrierSimulatorBase {
   /** The account's webhook signing secret: every webhook the simulator posts is signed with it. */
@@ -135,15 +128,7 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
   }
 
   protected override unauthorized(): SimResponse {
-    return {
-      status: 401,
-      body: {
-        type: `${ERRORS}#unauthorized`,
-        title: 'Unauthorized',
-        detail: 'You did not provide correct credentials.',
-        instance: randomUUID(),
-      },
-    };
+    return unauthorizedResponse();
   }
 
   protected override routes(): Route[] {
@@ -213,22 +198,7 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
     const from = record(body.from);
     const answerUrl = Array.isArray(body.answer_url) ? body.answer_url[0] : undefined;
     const eventUrl = Array.isArray(body.event_url) ? body.event_url[0] : undefined;
-    const invalid: Array<{ name: string; reason: string }> = [];
-    if (to.type !== 'phone' || typeof to.number !== 'string' || !/^\d{6,15}$/.test(to.number)) {
-      invalid.push({ name: 'to', reason: 'must be one phone endpoint with an E.164 number without +' });
-    }
-    if (from.type !== 'phone' || typeof from.number !== 'string' || !/^\d{6,15}$/.test(from.number)) {
-      invalid.push({ name: 'from', reason: 'must be a phone endpoint with an E.164 number without +' });
-    }
-    if (typeof answerUrl !== 'string' && !Array.isArray(body.ncco)) {
-      invalid.push({ name: 'answer_url', reason: 'answer_url or ncco is required' });
-    }
-    if (body.ringing_timer !== undefined) {
-      const timer = body.ringing_timer;
-      if (typeof timer !== 'number' || timer < 1 || timer > 120) {
-        invalid.push({ name: 'ringing_timer', reason: 'must be between 1 and 120' });
-      }
-    }
+    const invalid = callRequestProblems(body, to, from, answerUrl);
     if (invalid.length > 0) return badRequest('Invalid parameters', invalid);
     const uuid = randomUUID();
     const conversationUuid = `CON-${randomUUID()}`;
@@ -328,15 +298,7 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
   #modifyCall(uuid: string, request: RecordedRequest): SimResponse {
     const call = this.calls.get(uuid);
     if (!call) {
-      return {
-        status: 404,
-        body: {
-          type: `${ERRORS}#not-found`,
-          title: 'Not Found',
-          detail: `Call ${uuid} does not exist`,
-          instance: randomUUID(),
-        },
-      };
+      return notFound(`Call ${uuid} does not exist`);
     }
     const body = record(request.body);
     switch (body.action) {
@@ -377,24 +339,9 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
 
   #sendMessage(account: Account, request: RecordedRequest): SimResponse {
     const body = record(request.body);
-    const invalid: Array<{ name: string; reason: string }> = [];
+    const invalid = messageRequestProblems(body);
     const channel = body.channel;
-    const type = body.message_type;
-    if (channel !== 'sms' && channel !== 'mms')
-      invalid.push({ name: 'channel', reason: 'must be sms or mms' });
-    if (typeof body.to !== 'string' || !/^\d{6,15}$/.test(body.to)) {
-      invalid.push({ name: 'to', reason: 'must be an E.164 number without +' });
-    }
-    if (typeof body.from !== 'string' || body.from === '' || body.from.startsWith('+')) {
-      invalid.push({ name: 'from', reason: 'must be a number without + or a sender id' });
-    }
     const image = record(body.image);
-    if (channel === 'sms' && (type !== 'text' || typeof body.text !== 'string' || body.text === '')) {
-      invalid.push({ name: 'text', reason: 'sms needs message_type text and a text' });
-    }
-    if (channel === 'mms' && (type !== 'image' || typeof image.url !== 'string')) {
-      invalid.push({ name: 'image', reason: 'mms needs message_type image and an image url' });
-    }
     if (invalid.length > 0) return badRequest('Invalid parameters', invalid);
     const messageId = randomUUID();
     const to = plus(String(body.to));
@@ -430,21 +377,7 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
       this.background(async () => {
         await status('submitted', { usage: { currency: 'EUR', price: '0.0333' } });
         const final = FINAL_MESSAGE_STATUS[outcome];
-        await status(
-          final,
-          final === 'delivered'
-            ? {}
-            : {
-                error: {
-                  type: `${ERRORS}/messages#1${final === 'rejected' ? '320' : '300'}`,
-                  title: final === 'rejected' ? '1320' : '1300',
-                  detail:
-                    final === 'rejected'
-                      ? 'Message rejected by the network'
-                      : 'Message could not be delivered',
-                },
-              },
-        );
+        await status(final, final === 'delivered' ? {} : { error: messageFailure(final) });
       });
     }
     return { status: 202, body: { message_uuid: messageId } };
@@ -470,31 +403,4 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
   #defaultApplication(): string | undefined {
     return this.#accounts.keys().next().value;
   }
-}
-
-function badRequest(detail: string, invalid: Array<{ name: string; reason: string }>): SimResponse {
-  return {
-    status: 400,
-    body: {
-      type: `${ERRORS}#bad-request`,
-      title: 'Bad Request',
-      detail,
-      instance: randomUUID(),
-      invalid_parameters: invalid,
-    },
-  };
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
-}
-
-function wire(number: string): string {
-  return number.startsWith('+') ? number.slice(1) : number;
-}
-
-function plus(number: string): string {
-  return /^\d{6,15}$/.test(number) ? `+${number}` : number;
 }

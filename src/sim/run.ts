@@ -8,6 +8,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
+import type { CarrierId } from '../providers/ids.js';
 import { CarrierASimulator } from './carrier-a.js';
 import { CarrierBSimulator } from './carrier-b.js';
 import { CarrierCSimulator } from './carrier-c.js';
@@ -113,7 +114,8 @@ const [a, b, c, l] = await Promise.all([
   lambda.start(firstPort + 3),
 ]);
 
-const organization = {
+// One simulator per carrier of `providers/ids.ts`: the type asks for every one of them.
+const organization: Record<CarrierId, Record<string, string>> = {
   carrier_a: accountA,
   carrier_b: { ...accountB, public_key: carrierB.publicKey },
   carrier_c: { ...accountC, signature_secret: carrierC.signatureSecret },

@@ -15,6 +15,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
+import { oneOf } from './checks.js';
 import { money, timestamps } from './columns.js';
 import { organizationColumn, users } from './identity.js';
 import { calls } from './telephony.js';
@@ -87,11 +88,8 @@ export const campaigns = pgTable(
   (t) => [
     index('campaigns_organization_idx').on(t.organizationId, t.id),
     index('campaigns_assistant_idx').on(t.assistantId),
-    check(
-      'campaigns_status_check',
-      sql`${t.status} in ('draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled', 'failed')`,
-    ),
-    check('campaigns_type_check', sql`${t.campaignType} in ('call', 'sms', 'mixed')`),
+    check('campaigns_status_check', oneOf(t.status, CAMPAIGN_STATUSES)),
+    check('campaigns_type_check', oneOf(t.campaignType, CAMPAIGN_TYPES)),
   ],
 );
 
@@ -139,10 +137,7 @@ export const campaignContacts = pgTable(
   (t) => [
     uniqueIndex('campaign_contacts_phone_key').on(t.campaignId, t.phoneNumber),
     index('campaign_contacts_due_idx').on(t.campaignId, t.status, t.nextAttemptAt),
-    check(
-      'campaign_contacts_status_check',
-      sql`${t.status} in ('pending', 'in_progress', 'completed', 'failed', 'skipped')`,
-    ),
+    check('campaign_contacts_status_check', oneOf(t.status, CONTACT_STATUSES)),
   ],
 );
 
@@ -181,9 +176,6 @@ export const campaignExecutions = pgTable(
     index('campaign_executions_in_flight_idx')
       .on(t.organizationId, t.campaignId)
       .where(sql`${t.status} in ('pending', 'in_progress')`),
-    check(
-      'campaign_executions_status_check',
-      sql`${t.status} in ('pending', 'in_progress', 'completed', 'failed', 'no_answer', 'busy', 'voicemail', 'skipped')`,
-    ),
+    check('campaign_executions_status_check', oneOf(t.status, EXECUTION_STATUSES)),
   ],
 );

@@ -4,6 +4,7 @@ export * from './accounts.js';
 export * from './assistants.js';
 export * from './billing.js';
 export * from './campaigns.js';
+export * from './graph-sessions.js';
 export * from './graphs.js';
 export * from './identity.js';
 export * from './limits.js';

@@ -13,6 +13,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
+import { oneOf } from './checks.js';
 import { money, timestamps } from './columns.js';
 import { organizationColumn, users } from './identity.js';
 import { phoneNumbers } from './phone-numbers.js';
@@ -113,6 +114,6 @@ export const smsCompliance = pgTable(
   },
   (t) => [
     index('sms_compliance_organization_idx').on(t.organizationId),
-    check('sms_compliance_status_check', sql`${t.status} in ('pending', 'approved', 'rejected')`),
+    check('sms_compliance_status_check', oneOf(t.status, COMPLIANCE_STATUSES)),
   ],
 );

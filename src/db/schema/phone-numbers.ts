@@ -11,7 +11,9 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { TELEPHONY_PROVIDERS } from '../../providers/ids.js';
 import { assistants } from './assistants.js';
+import { oneOf } from './checks.js';
 import { timestamps } from './columns.js';
 import { assistantGraphs } from './graphs.js';
 import { organizationColumn } from './identity.js';
@@ -52,9 +54,6 @@ export const phoneNumbers = pgTable(
       foreignColumns: [assistantGraphs.organizationId, assistantGraphs.id],
     }),
     check('phone_numbers_one_target', sql`${t.assistantId} is null or ${t.graphId} is null`),
-    check(
-      'phone_numbers_provider_check',
-      sql`${t.provider} in ('carrier_a', 'carrier_b', 'carrier_c', 'sip_trunk')`,
-    ),
+    check('phone_numbers_provider_check', oneOf(t.provider, TELEPHONY_PROVIDERS)),
   ],
 );

@@ -2,6 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { assistants } from './assistants.js';
+import { oneOf } from './checks.js';
 import { money, timestamps, tsvector } from './columns.js';
 import { organizationColumn } from './identity.js';
 import { phoneNumbers } from './phone-numbers.js';
@@ -61,10 +62,7 @@ export const calls = pgTable(
     index('calls_organization_created_idx').on(t.organizationId, t.createdAt),
     index('calls_assistant_idx').on(t.assistantId),
     check('calls_direction_check', sql`${t.direction} in ('inbound', 'outbound')`),
-    check(
-      'calls_status_check',
-      sql`${t.status} in ('queued', 'ringing', 'in-progress', 'completed', 'busy', 'no-answer', 'failed', 'canceled')`,
-    ),
+    check('calls_status_check', oneOf(t.status, CALL_STATUSES)),
   ],
 );
 
@@ -91,7 +89,7 @@ export const callTranscriptSegments = pgTable(
   },
   (t) => [
     uniqueIndex('call_transcript_segments_call_position_key').on(t.callId, t.position),
-    check('call_transcript_segments_speaker_check', sql`${t.speaker} in ('user', 'assistant')`),
+    check('call_transcript_segments_speaker_check', oneOf(t.speaker, TRANSCRIPT_SPEAKERS)),
     check('call_transcript_segments_times_check', sql`${t.endedAt} >= ${t.startedAt}`),
   ],
 );

@@ -1,10 +1,10 @@
 /** The JSON of an API key (platform-api.md "User API key (metadata)"): the TypeBox schema and the function that fills it. */
 import { Type } from 'typebox';
-import { iso, NullableTimestamp, Timestamp } from '../../lib/schema.js';
+import { iso, literalUnion, NullableTimestamp, Timestamp } from '../../lib/schema.js';
 import { LEVELS } from '../identity/principal.js';
 import type { ApiKeyRow } from './store.js';
 
-export const Level = Type.Union(LEVELS.map((level) => Type.Literal(level)));
+export const Level = literalUnion(LEVELS);
 
 export const ApiKeyOut = Type.Object(
   {

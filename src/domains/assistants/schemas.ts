@@ -4,17 +4,15 @@
  * completed and validated as a whole. Only the create schema defaults the top-level objects.
  */
 import { type TProperties, type TSchema, Type } from 'typebox';
-import { LLM_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
-import { completeDefaults, Nullable, OpenObject } from '../../lib/schema.js';
+import { completeDefaults, literalUnion, Nullable, OpenObject } from '../../lib/schema.js';
 import type { SecretField } from '../../lib/secret-paths.js';
+import { LLM_PROVIDER_IDS, TTS_PROVIDERS } from '../../providers/ids.js';
 import { ASSISTANT_EXAMPLE } from './example.js';
 
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const Text = (maxLength: number) => Type.String({ maxLength });
 const Secret = Type.String({ minLength: 1, maxLength: 4096 });
-const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
-export const LLM_PROVIDER_IDS = [...LLM_PROVIDERS, 'custom'] as const;
 export const DEFAULT_SYSTEM_PROMPT =
   'You are a helpful voice assistant. Keep answers short and conversational.';
 export const DEFAULT_WELCOME_MESSAGE = 'Hello! How can I help you today?';
@@ -82,10 +80,7 @@ export const InterruptionSettings = Type.Object(
 
 export const TtsSettings = Type.Object(
   {
-    provider: Type.Union(
-      TTS_PROVIDERS.map((p) => Type.Literal(p)),
-      { default: 'tts_a' },
-    ),
+    provider: literalUnion(TTS_PROVIDERS, { default: 'tts_a' }),
     voice_id: Type.String({ minLength: 1, maxLength: 200, default: 'default' }),
     model_id: Type.Optional(Text(200)),
     latency: Type.Integer({ minimum: 0, maximum: 4, default: 1 }),
@@ -184,7 +179,7 @@ export const RagSettings = Type.Object(
     search_limit: Type.Integer({ minimum: 1, maximum: 50, default: 3 }),
     similarity_threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7 }),
     embedding_model: Type.String({ minLength: 1, maxLength: 200, default: 'text-embedding-3-small' }),
-    chunking_strategy: Type.Union([literals(['recursive', 'fixed', 'sentence', 'semantic'])], {
+    chunking_strategy: Type.Union([literalUnion(['recursive', 'fixed', 'sentence', 'semantic'])], {
       default: 'recursive',
     }),
     chunk_size: Type.Integer({ minimum: 100, maximum: 10_000, default: 1000 }),
@@ -202,7 +197,7 @@ export const LlmFallbackProviders = Type.Object(
     fallbacks: Type.Array(
       Type.Object(
         {
-          provider: literals(LLM_PROVIDER_IDS),
+          provider: literalUnion(LLM_PROVIDER_IDS),
           api_key: Secret,
           base_url: Type.Optional(Url),
           model: Type.Optional(Text(200)),
@@ -242,7 +237,7 @@ export const CarrierBConfig = Type.Object(
 const FIELDS: Array<[string, TSchema, unknown?]> = [
   ['description', Nullable(Text(2000))],
   ['is_active', Nullable(Type.Boolean()), true],
-  ['llm_provider', Nullable(literals(LLM_PROVIDER_IDS)), 'llm_a'],
+  ['llm_provider', Nullable(literalUnion(LLM_PROVIDER_IDS)), 'llm_a'],
   ['llm_provider_config', Nullable(LlmProviderConfig)],
   ['carrier_a_config', Nullable(CarrierAConfig)],
   ['carrier_b_config', Nullable(CarrierBConfig)],

@@ -11,13 +11,14 @@ import { access } from '../../http/access.js';
 import { errors } from '../../http/responses.js';
 import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { OpenObject } from '../../lib/schema.js';
+import { literalUnion, OpenObject } from '../../lib/schema.js';
+import { CARRIERS } from '../../providers/ids.js';
 import type { CarrierWebhookService } from './service.js';
 
 const tags = ['carrier-webhooks'];
 
 const Params = Type.Object({
-  carrier: Type.Union([Type.Literal('carrier_a'), Type.Literal('carrier_b'), Type.Literal('carrier_c')]),
+  carrier: literalUnion(CARRIERS),
   kind: Type.Union([
     Type.Literal('voice'),
     Type.Literal('status'),

@@ -6,7 +6,8 @@ import { principalOf } from '../../http/auth.js';
 import { errors, noContent } from '../../http/responses.js';
 import { Id } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { KEYED_VENDORS } from '../../lib/providers.js';
+import { literalUnion } from '../../lib/schema.js';
+import { KEYED_VENDORS } from '../../providers/ids.js';
 import type { FallbackKeyService } from './service.js';
 import type { FallbackKeyRow } from './store.js';
 import { FallbackKeyOut, fallbackKeyView } from './views.js';
@@ -14,10 +15,7 @@ import { FallbackKeyOut, fallbackKeyView } from './views.js';
 const tags = ['fallback-keys'];
 /** Fallback keys are the organization's keys, used for every assistant: only an admin changes them. */
 const ADMIN_WRITE = { role: 'admin', area: 'organization' } as const;
-const Provider = Type.Union(
-  KEYED_VENDORS.map((p) => Type.Literal(p)),
-  { description: `One of ${KEYED_VENDORS.join(', ')}` },
-);
+const Provider = literalUnion(KEYED_VENDORS, { description: `One of ${KEYED_VENDORS.join(', ')}` });
 const ProviderParam = Type.Object({ provider: Provider });
 const KeyParams = Type.Object({ provider: Provider, key_id: Id });
 const ConcurrentLimit = Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()], {

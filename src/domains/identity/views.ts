@@ -1,6 +1,6 @@
 /** JSON shapes of the identity domain: the TypeBox schema and the function that fills it, side by side. */
 import { Type } from 'typebox';
-import { iso, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
+import { iso, literalUnion, NullableTimestamp, OpenObject, Timestamp } from '../../lib/schema.js';
 import { AREAS, LEVELS, type Principal, type Role } from './principal.js';
 import type { SignedIn } from './service.js';
 import type { MembershipView, UserRow } from './store.js';
@@ -103,7 +103,7 @@ export function profileView(
   };
 }
 
-const LevelOut = Type.Union(LEVELS.map((level) => Type.Literal(level)));
+const LevelOut = literalUnion(LEVELS);
 
 export const WhoAmIOut = Type.Object(
   {

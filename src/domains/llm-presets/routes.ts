@@ -6,8 +6,9 @@ import { principalOf } from '../../http/auth.js';
 import { errors, noContent } from '../../http/responses.js';
 import { IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { LLM_PROVIDERS } from '../../lib/providers.js';
+import { literalUnion } from '../../lib/schema.js';
 import { maskSecret } from '../../lib/secrets.js';
+import { LLM_PROVIDER_IDS } from '../../providers/ids.js';
 import type { LlmPresetService } from './service.js';
 import type { PresetRow } from './store.js';
 import { PresetOut, presetView } from './views.js';
@@ -15,7 +16,7 @@ import { PresetOut, presetView } from './views.js';
 const tags = ['llm-presets'];
 /** A preset holds an organization key (only an admin may read it, through apply): only an admin changes one. */
 const ADMIN_WRITE = { role: 'admin', area: 'organization' } as const;
-const Provider = Type.Union([...LLM_PROVIDERS, 'custom'].map((p) => Type.Literal(p)));
+const Provider = literalUnion(LLM_PROVIDER_IDS);
 const BaseUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 const Settings = Type.Object(
   {

@@ -2,9 +2,10 @@
  * Organization credentials per provider: which fields each one has, which of them are secrets, and
  * how a stored credential is shown (identifiers in clear, secrets masked).
  */
-import { CARRIERS, KEYED_VENDORS } from '../../lib/providers.js';
+
 import { type MaskedRefusal, restoreMasked } from '../../lib/secret-paths.js';
 import { maskSecret } from '../../lib/secrets.js';
+import { type CarrierId, KEYED_VENDORS } from '../../providers/ids.js';
 
 interface Shape {
   identifiers: readonly string[];
@@ -20,10 +21,15 @@ interface Shape {
 
 const VENDOR_KEY: Shape = { identifiers: [], secrets: ['api_key'] };
 
-export const CREDENTIAL_SHAPES: Record<string, Shape> = {
+/** Each carrier's account fields (typed by the carrier list: a new carrier needs its shape here). */
+const CARRIER_SHAPES: Record<CarrierId, Shape> = {
   carrier_a: { identifiers: ['account_sid'], secrets: ['auth_token'] },
   carrier_b: { identifiers: ['connection_id', 'public_key'], secrets: ['api_key'] },
   carrier_c: { identifiers: ['application_id'], secrets: ['private_key', 'signature_secret'] },
+};
+
+export const CREDENTIAL_SHAPES: Record<string, Shape> = {
+  ...CARRIER_SHAPES,
   sip_trunk: { identifiers: ['username'], secrets: ['password'], boundTo: ['sip_domain'] },
   ...Object.fromEntries(KEYED_VENDORS.map((vendor) => [vendor, VENDOR_KEY])),
 };
@@ -56,5 +62,3 @@ export function mergeCredential(
   const { result, refused } = restoreMasked(incoming, stored, secrets, endpoint);
   return { credential: result as Credential, ...(refused ? { refused } : {}) };
 }
-
-export const CARRIER_IDS = CARRIERS;

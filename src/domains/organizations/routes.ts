@@ -5,8 +5,8 @@ import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import type { App } from '../../http/types.js';
-import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../lib/providers.js';
-import { Nullable } from '../../lib/schema.js';
+import { literalUnion, Nullable } from '../../lib/schema.js';
+import { CARRIERS, KEYED_VENDORS, STT_PROVIDERS, TTS_PROVIDERS } from '../../providers/ids.js';
 import { invalidField } from '../errors.js';
 import type { OrganizationService } from './service.js';
 import { ConcurrencyOut, concurrencyView, Limit, OrganizationOut, organizationView } from './views.js';
@@ -211,11 +211,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
         summary:
           "Check carrier credentials against the carrier's API (the stored ones, or those sent); saves nothing",
         params: Type.Object({
-          carrier: Type.Union([
-            Type.Literal('carrier_a'),
-            Type.Literal('carrier_b'),
-            Type.Literal('carrier_c'),
-          ]),
+          carrier: literalUnion(CARRIERS),
         }),
         description:
           'Body (optional): the credentials to check, shaped as in PUT /api/v1/organization; a masked secret means ' +

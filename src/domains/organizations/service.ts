@@ -4,18 +4,18 @@
  */
 import type { Db, Executor } from '../../db/client.js';
 import { randomBase62 } from '../../lib/crypto.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import { isTimeZone } from '../../lib/time.js';
+import type { Carriers } from '../../providers/carriers/index.js';
+import type { CarrierId } from '../../providers/carriers/types.js';
+import { ProviderError } from '../../providers/errors.js';
 import {
   CARRIERS,
   KEYED_VENDORS,
   type KeyedVendor,
   kindOfVendor,
   type ProviderKind,
-} from '../../lib/providers.js';
-import type { SecretBox } from '../../lib/secrets.js';
-import { isTimeZone } from '../../lib/time.js';
-import type { Carriers } from '../../providers/carriers/index.js';
-import type { CarrierId } from '../../providers/carriers/types.js';
-import { ProviderError } from '../../providers/errors.js';
+} from '../../providers/ids.js';
 import { assistantKeySources } from '../assistants/store.js';
 import type { BillingService } from '../billing/service.js';
 import { badRequest, conflict, invalidField, notFound, upstreamFailed } from '../errors.js';

@@ -3,8 +3,8 @@
  * and of its concurrency limits: the TypeBox schemas and the functions that fill them.
  */
 import { Type } from 'typebox';
-import { type CARRIERS, KEYED_VENDORS } from '../../lib/providers.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
+import { type CARRIERS, KEYED_VENDORS } from '../../providers/ids.js';
 import { maskCredential } from './credentials.js';
 import type { OrganizationDetails } from './service.js';
 import type { OrganizationRow } from './store.js';

@@ -7,13 +7,13 @@ import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
 import { errors, noContent } from '../../http/responses.js';
 import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
-import { Nullable } from '../../lib/schema.js';
+import { literalUnion, Nullable } from '../../lib/schema.js';
+import { TELEPHONY_PROVIDERS } from '../../providers/ids.js';
 import type { PhoneNumberService } from './service.js';
 import { PhoneNumberOut, phoneNumberView } from './views.js';
 
 const tags = ['phone-numbers'];
-const Provider = Type.Union(TELEPHONY_PROVIDERS.map((p) => Type.Literal(p)));
+const Provider = literalUnion(TELEPHONY_PROVIDERS);
 
 const Fields = {
   phone_number: Type.String({

@@ -1,8 +1,8 @@
 /** The JSON of a phone number: the TypeBox schema and the function that fills it. */
 import { Type } from 'typebox';
 import { isTollFree } from '../../lib/phone.js';
-import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
 import { iso, Nullable } from '../../lib/schema.js';
+import { TELEPHONY_PROVIDERS } from '../../providers/ids.js';
 import { defaultSmsRate } from './service.js';
 import type { PhoneNumberRow } from './store.js';
 

@@ -10,9 +10,9 @@
 import type { Db, Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 import { isTollFree } from '../../lib/phone.js';
-import type { KeyedVendor } from '../../lib/providers.js';
 import { openPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import type { KeyedVendor } from '../../providers/ids.js';
 import { SECRET_PATHS } from '../assistants/schemas.js';
 import { findAssistant } from '../assistants/store.js';
 import { listFallbackKeys } from '../fallback-keys/store.js';

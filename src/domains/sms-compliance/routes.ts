@@ -10,12 +10,12 @@ import { principalOf } from '../../http/auth.js';
 import { errors } from '../../http/responses.js';
 import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { Nullable } from '../../lib/schema.js';
+import { literalUnion, Nullable } from '../../lib/schema.js';
 import { SAMPLE_MESSAGE_LENGTH, type SmsComplianceService, stateOf, USE_CASES } from './service.js';
 import { State, Status, StatusOut, statusView } from './views.js';
 
 const tags = ['sms-compliance'];
-const UseCase = Type.Union(USE_CASES.map((useCase) => Type.Literal(useCase)));
+const UseCase = literalUnion(USE_CASES);
 /** Some non-space character. */
 const NOT_BLANK = '\\S';
 

@@ -1,8 +1,8 @@
 /** The SMS domain's request and response bodies; `SmsMessage` is also the `data` of SMS webhook events. */
 import { Type } from 'typebox';
 import { MESSAGE_STATUSES, type MessageStatus } from '../../db/schema/messaging.js';
-import { TELEPHONY_PROVIDERS } from '../../lib/providers.js';
 import { Nullable } from '../../lib/schema.js';
+import { TELEPHONY_PROVIDERS } from '../../providers/ids.js';
 
 /** The carrier of the number a message goes through. */
 const Carrier = Type.Unsafe<string>({ type: 'string', enum: [...TELEPHONY_PROVIDERS] });

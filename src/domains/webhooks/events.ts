@@ -7,7 +7,7 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { CALL_STATUSES } from '../../db/schema/telephony.js';
-import { Nullable } from '../../lib/schema.js';
+import { literalUnion, Nullable } from '../../lib/schema.js';
 import { MessageOut } from '../sms/schemas.js';
 import { TEST_EVENT_TYPE } from './service.js';
 
@@ -25,15 +25,13 @@ export const SMS_EVENT_TYPES = [
   'sms.failed',
 ];
 
-const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
-
 export const CallEventData = Type.Object(
   {
     call_id: Type.Integer(),
     call_sid: Nullable(Type.String({ description: "The carrier's call identifier" })),
     assistant_id: Nullable(Type.Integer()),
-    direction: literals(['inbound', 'outbound']),
-    status: literals(CALL_STATUSES),
+    direction: literalUnion(['inbound', 'outbound']),
+    status: literalUnion(CALL_STATUSES),
     from_phone_number: Type.String(),
     to_phone_number: Type.String(),
     customer_phone_number: Type.String({ description: 'The other party' }),
@@ -52,7 +50,7 @@ const envelope = (title: string, types: readonly string[], data: TSchema, descri
         format: 'uuid',
         description: 'The event id, equal to X-Switchboard-Event-Id; the same on every retry and redelivery',
       }),
-      type: literals(types),
+      type: literalUnion(types),
       created_at: Type.String({ format: 'date-time', description: 'When the event happened' }),
       organization_id: Type.Integer(),
       data,

@@ -16,14 +16,12 @@
  * Numbers go on the wire in E.164 without the leading `+`; events coming back are given the `+` again.
  */
 
-import { createHmac, createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
-import { decodeJwt, SignJWT } from 'jose';
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
-import { safeEqual, sha256Hex } from '../../lib/crypto.js';
 import { smsSegments } from '../../lib/sms-segments.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
+import { requestToken, unverifiedApplicationId, webhookSignatureValid } from './carrier-c-tokens.js';
 import type {
   CarrierAdapter,
   CarrierCredentials,
@@ -38,12 +36,6 @@ import type {
 } from './types.js';
 
 const PROVIDER = 'carrier_c';
-/** Lifetime of the JWT we sign for one request. */
-const REQUEST_TOKEN_SECONDS = 300;
-/** Oldest `iat` accepted on a signed webhook. */
-const WEBHOOK_MAX_AGE_SECONDS = 300;
-/** How far a webhook's `iat` may be ahead of our clock. */
-const WEBHOOK_CLOCK_SKEW_SECONDS = 60;
 /** The Voice API accepts a ringing timer of 1–120 seconds (default 60). */
 const RINGING_TIMER_RANGE = [1, 120] as const;
 /** The audio our media stream takes: 16-bit linear PCM at 16 kHz. */
@@ -182,7 +174,7 @@ export class CarrierCAdapter implements CarrierAdapter {
   async validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck> {
     let token: string;
     try {
-      token = await this.#token(credentials);
+      token = await requestToken(credentials);
     } catch (error) {
       if (error instanceof ProviderError && !error.retryable) return { valid: false, detail: error.message };
       throw error;
@@ -230,20 +222,9 @@ export class CarrierCAdapter implements CarrierAdapter {
     return owner;
   }
 
-  /**
-   * Checks the HS256 JWT in `Authorization` with the account's signature secret, that its
-   * `payload_hash` is the SHA-256 of this body, that it was issued within the last five minutes and,
-   * when it names an application, that it is ours. Without a signature secret nothing verifies.
-   * (The interface is synchronous and jose verifies only asynchronously, so the HMAC is checked with
-   * node:crypto here; jose signs our request tokens.)
-   */
+  /** The HS256 JWT in `Authorization` (see `webhookSignatureValid` in carrier-c-tokens.ts). */
   verifyWebhook(credentials: CarrierCredentials, webhook: IncomingWebhook): boolean {
-    const secret = credentials.signature_secret;
-    const token = bearer(webhook);
-    if (!secret || !token) return false;
-    const claims = verifyHs256(token, secret);
-    if (!claims) return false;
-    return claimsAccepted(claims, credentials, webhook.rawBody);
+    return webhookSignatureValid(credentials, webhook);
   }
 
   parseWebhook(webhook: IncomingWebhook): CarrierEvent[] {
@@ -310,7 +291,7 @@ export class CarrierCAdapter implements CarrierAdapter {
     path: string,
     body?: Record<string, unknown>,
   ): Promise<{ status: number; body: T }> {
-    const token = await this.#token(credentials);
+    const token = await requestToken(credentials);
     return providerRequest<T>({
       provider: PROVIDER,
       method,
@@ -318,111 +299,6 @@ export class CarrierCAdapter implements CarrierAdapter {
       headers: { authorization: `Bearer ${token}` },
       body,
     });
-  }
-
-  /** A fresh RS256 JWT for one request. */
-  async #token(credentials: CarrierCredentials): Promise<string> {
-    const applicationId = credentials.application_id;
-    if (!applicationId || !credentials.private_key) {
-      throw new ProviderError(`${PROVIDER} credentials need an application_id and a private_key`, {
-        provider: PROVIDER,
-        retryable: false,
-      });
-    }
-    const key = privateKey(credentials.private_key);
-    return new SignJWT({ application_id: applicationId })
-      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
-      .setIssuedAt()
-      .setExpirationTime(`${REQUEST_TOKEN_SECONDS}s`)
-      .setJti(randomUUID())
-      .sign(key);
-  }
-}
-
-/** The RSA private key of a PEM (PKCS#8 or PKCS#1); a pasted key's literal `\n` are line breaks. */
-function privateKey(pem: string): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem);
-  } catch (error) {
-    throw new ProviderError(`${PROVIDER} private_key is not a readable PEM private key`, {
-      provider: PROVIDER,
-      retryable: false,
-      cause: error,
-    });
-  }
-  if (key.asymmetricKeyType !== 'rsa') {
-    throw new ProviderError(`${PROVIDER} private_key must be an RSA key (got ${key.asymmetricKeyType})`, {
-      provider: PROVIDER,
-      retryable: false,
-    });
-  }
-  return key;
-}
-
-/** Verifies a compact HS256 JWS synchronously; its claims, or undefined when it is not valid. */
-function verifyHs256(token: string, secret: string): Record<string, unknown> | undefined {
-  const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
-  const [header, payload, signature] = parts as [string, string, string];
-  let protectedHeader: unknown;
-  let claims: unknown;
-  try {
-    protectedHeader = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
-    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(protectedHeader) || protectedHeader.alg !== 'HS256' || protectedHeader.crit !== undefined) {
-    return undefined;
-  }
-  if (!isRecord(claims)) return undefined;
-  const expected = createHmac('sha256', secret).update(`${header}.${payload}`, 'utf8').digest('base64url');
-  if (!safeEqual(expected, signature)) return undefined;
-  return claims;
-}
-
-/** The claims checks shared by both verifiers: freshness, payload hash, application. */
-function claimsAccepted(
-  claims: Record<string, unknown>,
-  credentials: CarrierCredentials,
-  rawBody: string,
-): boolean {
-  const now = Math.floor(Date.now() / 1000);
-  const iat = claims.iat;
-  if (typeof iat !== 'number' || !Number.isFinite(iat)) return false;
-  if (now - iat > WEBHOOK_MAX_AGE_SECONDS || iat - now > WEBHOOK_CLOCK_SKEW_SECONDS) return false;
-  if (typeof claims.exp === 'number' && claims.exp <= now) return false;
-  if (typeof claims.nbf === 'number' && claims.nbf > now) return false;
-  if (typeof claims.payload_hash !== 'string') return false;
-  if (!safeEqual(claims.payload_hash.toLowerCase(), sha256Hex(rawBody))) return false;
-  const application = claims.application_id;
-  if (application !== undefined && application !== credentials.application_id) return false;
-  return true;
-}
-
-function bearer(webhook: IncomingWebhook): string | undefined {
-  const value = header(webhook, 'authorization');
-  const match = value ? /^Bearer\s+(\S+)\s*$/i.exec(value) : null;
-  return match?.[1];
-}
-
-function header(webhook: IncomingWebhook, name: string): string | undefined {
-  for (const [key, value] of Object.entries(webhook.headers)) {
-    if (key.toLowerCase() === name) return Array.isArray(value) ? value[0] : value;
-  }
-  return undefined;
-}
-
-/** The application a webhook's (not yet verified) token names. */
-function unverifiedApplicationId(webhook: IncomingWebhook): string | undefined {
-  const token = bearer(webhook);
-  if (!token) return undefined;
-  try {
-    const claims = decodeJwt(token);
-    return typeof claims.application_id === 'string' ? claims.application_id : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -15,6 +15,5 @@ export function createCarriers(urls: Pick<ProviderUrls, 'carrierA' | 'carrierB' 
   };
 }
 
-export function isCarrierId(value: string): value is CarrierId {
-  return value === 'carrier_a' || value === 'carrier_b' || value === 'carrier_c';
-}
+/** Services ask the adapters' module whether a provider is a carrier; the list lives in `ids.ts`. */
+export { isCarrierId } from '../ids.js';

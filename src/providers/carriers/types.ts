@@ -6,8 +6,10 @@
 
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
+import type { CarrierId } from '../ids.js';
 
-export type CarrierId = 'carrier_a' | 'carrier_b' | 'carrier_c';
+/** The carrier ids are named in `providers/ids.ts`; the contract speaks of them by this name too. */
+export type { CarrierId };
 
 /** carrier_a {account_sid, auth_token}; carrier_b {api_key, connection_id, public_key?};
  * carrier_c {application_id, private_key, signature_secret?}. */
