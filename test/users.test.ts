@@ -8,8 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertMembership } from '../src/domains/identity/store.js';
-import { updateUser } from '../src/domains/users/store.js';
+import { insertMembership, updateUser } from '../src/domains/identity/store.js';
 import type { Permissions } from '../src/http/access.js';
 import { expectError, expectValidation } from './support/assertions.js';
 import { Factories, type TestUser, uniqueEmail } from './support/factories.js';

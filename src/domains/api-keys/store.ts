@@ -4,7 +4,7 @@ import type { Executor } from '../../db/client.js';
 import { apiKeys, memberships, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Permissions } from '../../http/access.js';
-import { type PrincipalRow, principalColumns } from '../identity/store.js';
+import { type PrincipalRow, principalColumns } from '../identity/reads.js';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 

@@ -8,7 +8,7 @@ import { Tenant } from '../../db/tenant.js';
 import type { Principal, Via } from '../../http/access.js';
 import type { Authenticator, RateDecision } from '../../http/auth.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
-import { loadKeyPrincipal } from '../api-keys/store.js';
+import { loadKeyPrincipal } from '../api-keys/reads.js';
 import type { ApiKeyUsage } from '../api-keys/usage.js';
 import type { AccessTokens } from './access-tokens.js';
 import { type IdentityChanges, PrincipalCache } from './principal-cache.js';
