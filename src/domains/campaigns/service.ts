@@ -22,7 +22,7 @@ import {
   TemplateError,
   type TemplateVariables,
 } from '../../lib/templates.js';
-import { findAssistant } from '../assistants/store.js';
+import { findAssistant } from '../assistants/reads.js';
 import * as store from './store.js';
 
 /**

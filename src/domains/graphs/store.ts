@@ -1,7 +1,7 @@
-/** SQL of assistant graphs: the graph rows, their nodes and edges, and who uses a graph or an assistant. */
+/** SQL of assistant graphs: the graph rows, their nodes and edges, and who uses an assistant. */
 import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { assistantGraphs, assistants, graphEdges, graphNodes, phoneNumbers } from '../../db/schema/index.js';
+import { assistantGraphs, assistants, graphEdges, graphNodes } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 
 export type GraphRow = typeof assistantGraphs.$inferSelect;
@@ -171,19 +171,6 @@ export async function existingAssistants(ex: Executor, tenant: Tenant, ids: numb
     .from(assistants)
     .where(tenant.where(assistants, inArray(assistants.id, ids)));
   return new Set(rows.map((row) => row.id));
-}
-
-/** The numbers routed to a graph (for the 409 that protects it from deletion). */
-export async function numbersOfGraph(
-  ex: Executor,
-  tenant: Tenant,
-  graphId: number,
-): Promise<Array<{ id: number; phoneNumber: string }>> {
-  return ex
-    .select({ id: phoneNumbers.id, phoneNumber: phoneNumbers.phoneNumber })
-    .from(phoneNumbers)
-    .where(tenant.where(phoneNumbers, eq(phoneNumbers.graphId, graphId)))
-    .orderBy(asc(phoneNumbers.id));
 }
 
 /** The graphs with a node that uses an assistant, and those nodes (for the assistant's deletion 409). */

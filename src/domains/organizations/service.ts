@@ -18,9 +18,9 @@ import { isTimeZone } from '../../lib/time.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import type { CarrierId } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
-import { assistantKeySources } from '../assistants/store.js';
+import { assistantKeySources } from '../assistants/reads.js';
 import type { BillingService } from '../billing/service.js';
-import { listFallbackKeys } from '../fallback-keys/store.js';
+import { listFallbackKeys } from '../fallback-keys/reads.js';
 import { type Credential, maskCredential, mergeCredential } from './credentials.js';
 import * as store from './store.js';
 

@@ -8,8 +8,8 @@ import type { Tenant } from '../../db/tenant.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, invalidField, notFound, type ValidationFailed } from '../../http/errors.js';
 import { isTollFree, toE164 } from '../../lib/phone.js';
-import { findAssistant } from '../assistants/store.js';
-import { findGraph } from '../graphs/store.js';
+import { findAssistant } from '../assistants/reads.js';
+import { findGraph } from '../graphs/reads.js';
 import * as store from './store.js';
 
 /**

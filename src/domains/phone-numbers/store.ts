@@ -84,16 +84,23 @@ export async function firstNumberOfAssistant(
   return row;
 }
 
-/** The numbers routed to an assistant (for the 409 that protects it from deletion). */
-export async function numbersOfAssistant(
+/**
+ * The numbers routed to an assistant, or to a graph, lowest id first: the 409 that protects either
+ * from deletion names them.
+ */
+export async function numbersRoutedTo(
   ex: Executor,
   tenant: Tenant,
-  assistantId: number,
+  target: { assistantId: number } | { graphId: number },
 ): Promise<Array<{ id: number; phoneNumber: string }>> {
+  const routed =
+    'assistantId' in target
+      ? eq(phoneNumbers.assistantId, target.assistantId)
+      : eq(phoneNumbers.graphId, target.graphId);
   return ex
     .select({ id: phoneNumbers.id, phoneNumber: phoneNumbers.phoneNumber })
     .from(phoneNumbers)
-    .where(tenant.where(phoneNumbers, eq(phoneNumbers.assistantId, assistantId)))
+    .where(tenant.where(phoneNumbers, routed))
     .orderBy(asc(phoneNumbers.id));
 }
 

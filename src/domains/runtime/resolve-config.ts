@@ -13,14 +13,14 @@ import { isTollFree } from '../../lib/phone.js';
 import type { KeyedVendor } from '../../lib/providers.js';
 import { openPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import { findAssistant } from '../assistants/reads.js';
 import { SECRET_PATHS } from '../assistants/schemas.js';
-import { findAssistant } from '../assistants/store.js';
-import { listFallbackKeys } from '../fallback-keys/store.js';
+import { listFallbackKeys } from '../fallback-keys/reads.js';
 import type { Credential } from '../organizations/credentials.js';
+import { findOwnOrganization, listCredentials } from '../organizations/reads.js';
 import { byoInactiveReason } from '../organizations/service.js';
-import { findOwnOrganization, listCredentials } from '../organizations/store.js';
+import { findByNumber, firstNumberOfAssistant } from '../phone-numbers/reads.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
-import { findByNumber, firstNumberOfAssistant } from '../phone-numbers/store.js';
 
 type Json = Record<string, unknown>;
 

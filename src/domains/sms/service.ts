@@ -21,10 +21,10 @@ import { isCarrierId } from '../../providers/carriers/index.js';
 import type { CarrierEvent, CarrierId } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import { assistantEventUrls } from '../assistants/store.js';
+import { assistantEventUrls } from '../assistants/reads.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
+import { findByNumber, findPhoneNumber } from '../phone-numbers/reads.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
-import { findByNumber, findPhoneNumber } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { canSendOutbound } from '../sms-compliance/service.js';
 import type { WebhookService } from '../webhooks/service.js';
@@ -65,10 +65,23 @@ interface StoredAnswer {
 const MAX_WAIT_IN_JOB_MS = 250;
 /** A message still `sending` after this long was interrupted (its process died mid-send). */
 const INTERRUPTED_AFTER_SECONDS = 60;
+const INTERRUPTED_ERROR =
+  'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it';
 /** How long a repeat waits for the first request with its key to finish. */
 const DUPLICATE_WAIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Whether a message's send was interrupted: still `sending` INTERRUPTED_AFTER_SECONDS after it was
+ * claimed. Such a message is failed, never resent — the carrier may have accepted it.
+ */
+export function sendInterrupted(message: Pick<store.MessageRow, 'status' | 'updatedAt'>): boolean {
+  return (
+    message.status === 'sending' &&
+    Date.now() - message.updatedAt.getTime() > INTERRUPTED_AFTER_SECONDS * 1000
+  );
+}
 
 /**
  * Told, inside the transaction that records it, when an outbound message is settled: accepted by
@@ -159,6 +172,27 @@ export class SmsService {
     });
     await jobs.enqueue('sms.send', { message_id: row.id, organization_id: tenant.organizationId });
     return row;
+  }
+
+  /**
+   * Fails a message whose send was interrupted (`sendInterrupted`), in the caller's transaction, and
+   * tells the listeners; undefined when it is no longer `sending`. The campaign sweep settles so.
+   */
+  async failInterruptedSend(
+    tx: Executor,
+    jobs: JobEnqueuer,
+    tenant: Tenant,
+    id: string,
+  ): Promise<store.MessageRow | undefined> {
+    const failed = await store.updateMessage(
+      tx,
+      tenant,
+      id,
+      { status: 'failed', error: INTERRUPTED_ERROR },
+      'sending',
+    );
+    if (failed) await this.#settled(tx, jobs, tenant, failed);
+    return failed;
   }
 
   receiptUrl(provider: string, messageId: string): string {
@@ -442,7 +476,7 @@ export class SmsService {
       );
       return;
     }
-    await store.failInterrupted(db, tenant, number.id, INTERRUPTED_AFTER_SECONDS);
+    await store.failInterrupted(db, tenant, number.id, INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR);
     const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
       provider: number.provider,
       assistantId: number.assistantId,

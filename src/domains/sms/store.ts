@@ -156,15 +156,11 @@ export async function failInterrupted(
   tenant: Tenant,
   phoneNumberId: number,
   olderThanSeconds: number,
+  error: string,
 ): Promise<number> {
   const rows = await ex
     .update(messages)
-    .set({
-      status: 'failed',
-      error:
-        'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it',
-      updatedAt: sql`now()`,
-    })
+    .set({ status: 'failed', error, updatedAt: sql`now()` })
     .where(
       tenant.where(
         messages,

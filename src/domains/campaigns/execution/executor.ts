@@ -46,11 +46,11 @@ import { AppError, badRequest, conflict, notFound } from '../../../http/errors.j
 import { TemplateError } from '../../../lib/templates.js';
 import type { JobEnqueuer, JobQueue } from '../../../queue/queue.js';
 import type { BillingService } from '../../billing/service.js';
+import type { CallRow } from '../../calls/reads.js';
 import type { CallService } from '../../calls/service.js';
-import type { CallRow } from '../../calls/store.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
+import type { MessageRow } from '../../sms/reads.js';
 import type { SmsService } from '../../sms/service.js';
-import type { MessageRow } from '../../sms/store.js';
 import { canSendOutbound } from '../../sms-compliance/service.js';
 import { announceProgress } from '../events.js';
 import { type AttemptOutcome, callOutcome, messageOutcome, nextStep } from './outcomes.js';

@@ -7,8 +7,8 @@ import type { Db } from '../../../db/client.js';
 import type { Tenant } from '../../../db/tenant.js';
 import { isCarrierId } from '../../../providers/carriers/index.js';
 import type { CarrierId } from '../../../providers/carriers/types.js';
-import { findAssistant } from '../../assistants/store.js';
-import { firstNumberOfAssistant } from '../../phone-numbers/store.js';
+import { findAssistant } from '../../assistants/reads.js';
+import { firstNumberOfAssistant } from '../../phone-numbers/reads.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
 import type { CampaignRecord } from './store.js';
 
