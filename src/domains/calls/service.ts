@@ -18,7 +18,6 @@ import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls, unscoped as unscopedAssistants } from '../assistants/reads.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
-import { entryAssistantOf } from '../graphs/reads.js';
 import { findNumberOnPlatform } from '../phone-numbers/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
@@ -274,9 +273,7 @@ export class CallService {
         throw forbidden('The assistant does not belong to your organization');
       assistantId = body.assistant_id;
     } else {
-      assistantId = number.assistantId;
-      if (assistantId === null && number.graphId !== null)
-        assistantId = (await entryAssistantOf(db, tenant, number.graphId)) ?? null;
+      assistantId = await this.deps.resolver.assistantForNumber(tenant, number);
     }
     if (assistantId === null) throw notFound(`No assistant for the phone number ${from}`);
 

@@ -23,7 +23,6 @@ import type {
 } from '../../providers/carriers/types.js';
 import * as callReads from '../calls/reads.js';
 import type { CallService } from '../calls/service.js';
-import { entryAssistantOf } from '../graphs/reads.js';
 import { findNumberOnPlatform } from '../phone-numbers/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import * as messageReads from '../sms/reads.js';
@@ -187,11 +186,10 @@ export class CarrierWebhookService {
     const number = await findNumberOnPlatform(this.deps.db, ourNumber);
     if (!number || number.provider !== adapter.id) return undefined;
     // A graph-routed number is answered by the graph's entry assistant.
-    const assistantId =
-      number.assistantId ??
-      (number.graphId !== null
-        ? ((await entryAssistantOf(this.deps.db, new Tenant(number.organizationId), number.graphId)) ?? null)
-        : null);
+    const assistantId = await this.deps.resolver.assistantForNumber(
+      new Tenant(number.organizationId),
+      number,
+    );
     return { organizationId: number.organizationId, assistantId, number: { ...number, assistantId } };
   }
 }

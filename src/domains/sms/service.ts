@@ -23,7 +23,7 @@ import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls } from '../assistants/reads.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
-import { findByNumber, findPhoneNumber } from '../phone-numbers/reads.js';
+import { findPhoneNumber } from '../phone-numbers/reads.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { canSendOutbound } from '../sms-compliance/service.js';
@@ -286,8 +286,9 @@ export class SmsService {
     idempotency?: { key: string; hash: string },
   ): Promise<StoredAnswer> {
     const { db, queue } = this.deps;
-    const number = await findByNumber(db, tenant, request.from);
-    if (!number?.assistantId) throw notFound(`No assistant for the phone number ${request.from}`);
+    const sender = await this.deps.resolver.sender(tenant, { phoneNumber: request.from });
+    const number = sender?.number;
+    if (!sender || !number?.assistantId) throw notFound(`No assistant for the phone number ${request.from}`);
     if (!isCarrierId(number.provider))
       throw badRequest('Numbers of a SIP trunk cannot send SMS; use a carrier number');
     const provider: CarrierId = number.provider;
@@ -296,10 +297,7 @@ export class SmsService {
       const verdict = await canSendOutbound(db, tenant, number.id);
       if (!verdict.can_send) throw forbidden(`SMS compliance: ${verdict.reason}`);
     }
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider,
-      assistantId: number.assistantId,
-    });
+    const { credentials } = sender;
     if (!credentials)
       throw badRequest(`No ${provider} credentials: add them to the organization or the assistant`);
 
