@@ -80,7 +80,7 @@ export interface ResolveOptions {
 export interface SenderOptions {
   /** The number to send from (E.164); default: the first number routed to `assistantId`. */
   phoneNumber?: string;
-  /** The assistant it sends for, whose carrier config comes before the organization's; default: the number's. */
+  /** The assistant it goes out for (its carrier config before the organization's); default: the number's. */
   assistantId?: number;
 }
 

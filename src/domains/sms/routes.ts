@@ -7,7 +7,8 @@ import { errors } from '../../http/responses.js';
 import { Nullable } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { MessageOut, SendAnswer, SendBody } from './schemas.js';
-import { messageView, type SmsService } from './service.js';
+import type { SmsService } from './service.js';
+import { messageView } from './views.js';
 
 const tags = ['sms'];
 
