@@ -22,7 +22,7 @@ import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
 import { findPhoneNumber } from '../phone-numbers/reads.js';
-import { defaultSmsRate } from '../phone-numbers/service.js';
+import { defaultSmsRate, takeSmsSendTurn } from '../phone-numbers/service.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { canSendOutbound } from '../sms-compliance/service.js';
 import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from './settlement.js';
@@ -390,7 +390,7 @@ export class SmsSending {
     // closer than the rate allows.
     const gap = (1 / rate) * 1.02 + 0.005;
     for (let attempt = 0; ; attempt++) {
-      const turn = await store.takeSendTurn(db, tenant, number.id, gap);
+      const turn = await takeSmsSendTurn(db, tenant, number.id, gap);
       if (turn.taken) break;
       const wait = (turn.opensAt?.getTime() ?? Date.now()) - Date.now();
       // A turn far away, or one lost to another job of the same number: free the worker (other
