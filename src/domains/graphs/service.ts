@@ -9,7 +9,6 @@ import type { ConditionType, NodeType } from '../../db/schema/graphs.js';
 import type { Principal } from '../../http/access.js';
 import { conflict, notFound, ValidationFailed, type ValidationIssue } from '../../http/errors.js';
 import { toE164 } from '../../lib/phone.js';
-import { numbersRoutedTo } from '../phone-numbers/reads.js';
 import { applyContextUpdate, ContextUpdateError, decideNext, entryNode, words } from './engine.js';
 import type { EngineGraph, SessionState } from './engine-types.js';
 import { validateExpression } from './expressions.js';
@@ -334,7 +333,7 @@ export class GraphService {
   }
 
   async #numbersOf(principal: Principal, id: number): Promise<string[]> {
-    const numbers = await numbersRoutedTo(this.deps.db, principal.tenant, { graphId: id });
+    const numbers = await store.numbersOfGraph(this.deps.db, principal.tenant, id);
     return numbers.map((n) => `phone number ${n.phoneNumber} (id ${n.id})`);
   }
 }
