@@ -169,6 +169,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     db: database.db,
     queue,
     calls,
+    sms,
     carriers,
     resolver: configResolver,
     executor,

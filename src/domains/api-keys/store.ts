@@ -5,7 +5,7 @@ import { apiKeys, memberships, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 import type { Permissions } from '../identity/principal.js';
-import { type PrincipalRow, principalColumns } from '../identity/store.js';
+import { type PrincipalRow, principalColumns } from '../identity/reads.js';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 

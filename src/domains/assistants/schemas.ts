@@ -3,7 +3,8 @@
  * fields carry the documented defaults, so a nested object — on create, or given in a PUT — is
  * completed and validated as a whole. Only the create schema defaults the top-level objects.
  */
-import { type TProperties, type TSchema, Type } from 'typebox';
+
+import { type Static, type TProperties, type TSchema, Type } from 'typebox';
 import { completeDefaults, literalUnion, Nullable, OpenObject } from '../../lib/schema.js';
 import type { SecretField } from '../../lib/secret-paths.js';
 import { LLM_PROVIDER_IDS, TTS_PROVIDERS } from '../../providers/ids.js';
@@ -233,31 +234,63 @@ export const CarrierBConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The fields of an assistant's stored configuration (its `config` column), in the order the API
+ * lists them. `AssistantSettings` types what the code reads from it.
+ */
+const SETTINGS = {
+  llm_provider_config: Nullable(LlmProviderConfig),
+  carrier_a_config: Nullable(CarrierAConfig),
+  carrier_b_config: Nullable(CarrierBConfig),
+  llm_settings: LlmSettings,
+  webhook_url: Nullable(Url),
+  sms_webhook_url: Nullable(Url),
+  messaging_service_sid: Nullable(Text(128)),
+  interruption_settings: InterruptionSettings,
+  tts_settings: TtsSettings,
+  stt_settings: SttSettings,
+  end_call_message: Nullable(Text(2000)),
+  transfer_call_message: Nullable(Text(2000)),
+  idle_message: Nullable(Text(2000)),
+  max_idle_messages: Nullable(Type.Integer({ minimum: 0, maximum: 10 })),
+  idle_timeout: Nullable(Type.Integer({ minimum: 1, maximum: 600, description: 'Seconds' })),
+  tools_settings: ToolsSettings,
+  rag_settings: RagSettings,
+  llm_fallback_providers: LlmFallbackProviders,
+  custom_settings: CustomSettings,
+};
+
+/** The defaults the create schema gives (fields not named here have none). */
+const CREATE_DEFAULTS: Record<string, unknown> = {
+  is_active: true,
+  llm_provider: 'llm_a',
+  llm_settings: {},
+  interruption_settings: {},
+  tts_settings: {},
+  stt_settings: {},
+  idle_message: DEFAULT_IDLE_MESSAGE,
+  max_idle_messages: 2,
+  idle_timeout: 10,
+  tools_settings: {},
+  rag_settings: {},
+  llm_fallback_providers: {},
+  custom_settings: {},
+};
+
 /** The configurable fields, their schema, and the default the create schema gives them. */
 const FIELDS: Array<[string, TSchema, unknown?]> = [
   ['description', Nullable(Text(2000))],
-  ['is_active', Nullable(Type.Boolean()), true],
-  ['llm_provider', Nullable(literalUnion(LLM_PROVIDER_IDS)), 'llm_a'],
-  ['llm_provider_config', Nullable(LlmProviderConfig)],
-  ['carrier_a_config', Nullable(CarrierAConfig)],
-  ['carrier_b_config', Nullable(CarrierBConfig)],
-  ['llm_settings', LlmSettings, {}],
-  ['webhook_url', Nullable(Url)],
-  ['sms_webhook_url', Nullable(Url)],
-  ['messaging_service_sid', Nullable(Text(128))],
-  ['interruption_settings', InterruptionSettings, {}],
-  ['tts_settings', TtsSettings, {}],
-  ['stt_settings', SttSettings, {}],
-  ['end_call_message', Nullable(Text(2000))],
-  ['transfer_call_message', Nullable(Text(2000))],
-  ['idle_message', Nullable(Text(2000)), DEFAULT_IDLE_MESSAGE],
-  ['max_idle_messages', Nullable(Type.Integer({ minimum: 0, maximum: 10 })), 2],
-  ['idle_timeout', Nullable(Type.Integer({ minimum: 1, maximum: 600, description: 'Seconds' })), 10],
-  ['tools_settings', ToolsSettings, {}],
-  ['rag_settings', RagSettings, {}],
-  ['llm_fallback_providers', LlmFallbackProviders, {}],
-  ['custom_settings', CustomSettings, {}],
-];
+  ['is_active', Nullable(Type.Boolean())],
+  ['llm_provider', Nullable(literalUnion(LLM_PROVIDER_IDS))],
+  ...Object.entries(SETTINGS),
+].map(([field, schema]) => [field as string, schema as TSchema, CREATE_DEFAULTS[field as string]]);
+
+/**
+ * An assistant's stored configuration, secrets in clear, as the code reads it. Every field is
+ * optional: one written before it existed is absent. Stored values were validated when written.
+ */
+export const AssistantSettings = Type.Partial(Type.Object(SETTINGS));
+export type AssistantSettings = Static<typeof AssistantSettings>;
 
 /** Write-only secret fields, folded into the nested object they belong to; never in a response. */
 export const FLAT_SECRET_FIELDS: TProperties = {

@@ -9,11 +9,11 @@ import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { maskOpenedPaths, maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
-import { unfinishedCampaignsOfAssistant } from '../campaigns/store.js';
+import { unfinishedCampaignsOfAssistant } from '../campaigns/reads.js';
 import { conflict, invalidField, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
-import { graphsUsingAssistant } from '../graphs/store.js';
+import { graphsUsingAssistant } from '../graphs/reads.js';
 import type { Principal } from '../identity/principal.js';
-import { numbersOfAssistant } from '../phone-numbers/store.js';
+import { numbersRoutedTo } from '../phone-numbers/reads.js';
 import {
   CONFIG_FIELDS,
   SECRET_PATHS,
@@ -140,7 +140,7 @@ export class AssistantService {
    * "campaign "Renewals" (id 5, draft)" phrases; finished campaigns do not count.
    */
   async #usersOf(ex: Executor, principal: Principal, id: number): Promise<string[]> {
-    const numbers = await numbersOfAssistant(ex, principal.tenant, id);
+    const numbers = await numbersRoutedTo(ex, principal.tenant, { assistantId: id });
     const graphs = await graphsUsingAssistant(ex, principal.tenant, id);
     const campaigns = await unfinishedCampaignsOfAssistant(ex, principal.tenant, id);
     return [

@@ -133,3 +133,16 @@ export async function assistantEventUrls(
     .where(tenant.where(assistants, eq(assistants.id, id)));
   return row;
 }
+
+/** Platform-wide on purpose: call initiation tells "another organization's" assistant (403) from "none" (404). */
+export const unscoped = {
+  /** The organization an assistant belongs to. */
+  async assistantOrganization(ex: Executor, id: number): Promise<number | undefined> {
+    const [row] = await ex
+      .select({ organizationId: assistants.organizationId })
+      .from(assistants)
+      .where(eq(assistants.id, id))
+      .limit(1);
+    return row?.organizationId;
+  },
+};

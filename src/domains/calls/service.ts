@@ -14,7 +14,7 @@ import { isCarrierId } from '../../providers/carriers/index.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import { assistantEventUrls } from '../assistants/store.js';
+import { assistantEventUrls, unscoped as unscopedAssistants } from '../assistants/reads.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
 import {
   badRequest,
@@ -24,9 +24,8 @@ import {
   upstreamFailed,
   ValidationFailed,
 } from '../errors.js';
-import { entryAssistantOf } from '../graphs/store.js';
 import type { Principal } from '../identity/principal.js';
-import { findNumberOnPlatform } from '../phone-numbers/store.js';
+import { findNumberOnPlatform } from '../phone-numbers/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
 import * as store from './store.js';
@@ -158,6 +157,14 @@ export class CallService {
   }
 
   /**
+   * Keeps the carrier's id of a call whose dial went through though its answer was lost (the campaign
+   * sweep finds the call at the carrier), unless a webhook that arrived first already did.
+   */
+  async keepCallSid(tenant: Tenant, callId: number, callSid: string): Promise<void> {
+    await store.setCallSid(this.deps.db, tenant, callId, callSid);
+  }
+
+  /**
    * Fails a call that never reached the carrier (refused, or its dial was interrupted), unless a
    * webhook already moved it on. Listeners are told in the same transaction.
    */
@@ -267,15 +274,13 @@ export class CallService {
     // The assistant: the one named, else the number's, else the entry assistant of the number's graph.
     let assistantId: number | null = null;
     if (body.assistant_id !== undefined) {
-      const owner = await store.unscoped.assistantOrganization(db, body.assistant_id);
+      const owner = await unscopedAssistants.assistantOrganization(db, body.assistant_id);
       if (owner === undefined) throw notFound('Assistant not found');
       if (owner !== tenant.organizationId)
         throw forbidden('The assistant does not belong to your organization');
       assistantId = body.assistant_id;
     } else {
-      assistantId = number.assistantId;
-      if (assistantId === null && number.graphId !== null)
-        assistantId = (await entryAssistantOf(db, tenant, number.graphId)) ?? null;
+      assistantId = await this.deps.resolver.assistantForNumber(tenant, number);
     }
     if (assistantId === null) throw notFound(`No assistant for the phone number ${from}`);
 

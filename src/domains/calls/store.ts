@@ -164,8 +164,8 @@ export async function insertCallEvent(
 
 /**
  * Carrier webhooks arrive before we know the organization: these lookups are platform-wide on
- * purpose, and only the webhook router uses them. What they find is trusted only after the webhook's
- * signature is verified with that organization's credentials.
+ * purpose. What they find is trusted only after the webhook's signature is verified with that
+ * organization's credentials (the campaign sweep also asks whether any call holds a carrier id).
  */
 export const unscoped = {
   async callById(ex: Executor, id: number): Promise<CallRow | undefined> {
@@ -180,15 +180,5 @@ export const unscoped = {
       .where(and(eq(calls.provider, provider), eq(calls.callSid, callSid)))
       .limit(1);
     return row;
-  },
-
-  /** The organization an assistant belongs to, to tell "another organization's" (403) from "none" (404). */
-  async assistantOrganization(ex: Executor, id: number): Promise<number | undefined> {
-    const [row] = await ex
-      .select({ organizationId: assistants.organizationId })
-      .from(assistants)
-      .where(eq(assistants.id, id))
-      .limit(1);
-    return row?.organizationId;
   },
 };

@@ -14,7 +14,7 @@ import {
   TemplateError,
   type TemplateVariables,
 } from '../../lib/templates.js';
-import { findAssistant } from '../assistants/store.js';
+import { findAssistant } from '../assistants/reads.js';
 import { conflict, invalidField, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';

@@ -20,14 +20,13 @@ import type {
   IncomingWebhook,
   WebhookOwner,
 } from '../../providers/carriers/types.js';
+import * as callReads from '../calls/reads.js';
 import type { CallService } from '../calls/service.js';
-import * as callStore from '../calls/store.js';
 import { forbidden, notFound } from '../errors.js';
-import { entryAssistantOf } from '../graphs/store.js';
-import { findNumberOnPlatform } from '../phone-numbers/store.js';
+import { findNumberOnPlatform } from '../phone-numbers/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
+import * as messageReads from '../sms/reads.js';
 import type { SmsService } from '../sms/service.js';
-import * as smsStore from '../sms/store.js';
 
 export const WEBHOOK_KINDS = ['voice', 'status', 'sms', 'sms-status'] as const;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
@@ -47,8 +46,8 @@ const UNVERIFIED = 'Invalid webhook signature';
 interface Subject {
   organizationId: number;
   assistantId: number | null;
-  call?: callStore.CallRow;
-  message?: Pick<smsStore.MessageRow, 'id' | 'providerMessageId'>;
+  call?: callReads.CallRow;
+  message?: Pick<messageReads.MessageRow, 'id' | 'providerMessageId'>;
   number?: { id: number; assistantId: number | null; provider: string; phoneNumber: string };
 }
 
@@ -110,9 +109,9 @@ export class CarrierWebhookService {
     if (kind === 'voice' || kind === 'status') {
       const call =
         query.call_id !== undefined
-          ? await callStore.unscoped.callById(db, query.call_id)
+          ? await callReads.unscoped.callById(db, query.call_id)
           : owner.callSid
-            ? await callStore.unscoped.callBySid(db, adapter.id, owner.callSid)
+            ? await callReads.unscoped.callBySid(db, adapter.id, owner.callSid)
             : undefined;
       if (call) {
         return call.provider === adapter.id
@@ -126,9 +125,9 @@ export class CarrierWebhookService {
     if (kind === 'sms-status') {
       const message =
         query.message_id !== undefined
-          ? await smsStore.unscoped.messageById(db, query.message_id)
+          ? await messageReads.unscoped.messageById(db, query.message_id)
           : owner.messageId
-            ? await smsStore.unscoped.messageByProviderId(db, adapter.id, owner.messageId)
+            ? await messageReads.unscoped.messageByProviderId(db, adapter.id, owner.messageId)
             : undefined;
       if (!message || message.provider !== adapter.id) return undefined;
       return {
@@ -165,7 +164,7 @@ export class CarrierWebhookService {
       if (named.messageIds.size > 0 || named.callSids.size === 0) return false;
       if ([...named.callIds].some((id) => id !== call.id)) return false;
       for (const sid of named.callSids) {
-        const held = () => callStore.unscoped.callBySid(db, adapter.id, sid);
+        const held = () => callReads.unscoped.callBySid(db, adapter.id, sid);
         if (!(await isCarrierIdOf({ id: call.id, carrierId: call.callSid }, sid, held))) return false;
       }
       return true;
@@ -173,7 +172,7 @@ export class CarrierWebhookService {
     if (message) {
       if (named.callSids.size > 0 || named.messageIds.size === 0) return false;
       for (const messageId of named.messageIds) {
-        const held = () => smsStore.unscoped.messageByProviderId(db, adapter.id, messageId);
+        const held = () => messageReads.unscoped.messageByProviderId(db, adapter.id, messageId);
         const record = { id: message.id, carrierId: message.providerMessageId };
         if (!(await isCarrierIdOf(record, messageId, held))) return false;
       }
@@ -187,11 +186,10 @@ export class CarrierWebhookService {
     const number = await findNumberOnPlatform(this.deps.db, ourNumber);
     if (!number || number.provider !== adapter.id) return undefined;
     // A graph-routed number is answered by the graph's entry assistant.
-    const assistantId =
-      number.assistantId ??
-      (number.graphId !== null
-        ? ((await entryAssistantOf(this.deps.db, new Tenant(number.organizationId), number.graphId)) ?? null)
-        : null);
+    const assistantId = await this.deps.resolver.assistantForNumber(
+      new Tenant(number.organizationId),
+      number,
+    );
     return { organizationId: number.organizationId, assistantId, number: { ...number, assistantId } };
   }
 }

@@ -1,9 +1,10 @@
 /** SQL of assistant graphs: the graph rows, their nodes and edges, and who uses a graph or an assistant. */
 import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { assistantGraphs, assistants, graphEdges, graphNodes, phoneNumbers } from '../../db/schema/index.js';
+import { assistantGraphs, assistants, graphEdges, graphNodes } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
+import { numbersRoutedTo } from '../phone-numbers/reads.js';
 
 export type GraphRow = typeof assistantGraphs.$inferSelect;
 export type GraphCounted = GraphRow & { totalNodes: number; totalEdges: number };
@@ -174,17 +175,13 @@ export async function existingAssistants(ex: Executor, tenant: Tenant, ids: numb
   return new Set(rows.map((row) => row.id));
 }
 
-/** The numbers routed to a graph (for the 409 that protects it from deletion). */
-export async function numbersOfGraph(
+/** The numbers routed to a graph (for the 409 that protects it from deletion): phone-numbers' query. */
+export function numbersOfGraph(
   ex: Executor,
   tenant: Tenant,
   graphId: number,
 ): Promise<Array<{ id: number; phoneNumber: string }>> {
-  return ex
-    .select({ id: phoneNumbers.id, phoneNumber: phoneNumbers.phoneNumber })
-    .from(phoneNumbers)
-    .where(tenant.where(phoneNumbers, eq(phoneNumbers.graphId, graphId)))
-    .orderBy(asc(phoneNumbers.id));
+  return numbersRoutedTo(ex, tenant, { graphId });
 }
 
 /** The graphs with a node that uses an assistant, and those nodes (for the assistant's deletion 409). */

@@ -6,7 +6,7 @@ import type { Db } from '../../db/client.js';
 import { takeRateWindow } from '../../db/rate-windows.js';
 import { Tenant } from '../../db/tenant.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
-import { loadKeyPrincipal } from '../api-keys/store.js';
+import { loadKeyPrincipal } from '../api-keys/reads.js';
 import type { ApiKeyUsage } from '../api-keys/usage.js';
 import type { AccessTokens } from './access-tokens.js';
 import type { Authenticator, Principal, RateDecision, Via } from './principal.js';

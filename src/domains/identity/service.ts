@@ -331,6 +331,49 @@ export class IdentityService {
     return { ...issued, cookieToken: `${session.id}.${cookieSecret}`, csrfToken };
   }
 
+  // ---- accounts, as the users domain changes them (in the caller's transaction) --------------
+
+  /** Creates an account; undefined when the email is taken. */
+  createUser(
+    ex: Executor,
+    values: Parameters<typeof store.insertUser>[1],
+  ): Promise<store.UserRow | undefined> {
+    return store.insertUser(ex, values);
+  }
+
+  /** Changes a user's own fields (a changed email must be verified again: see `readdressed`). */
+  updateUser(
+    ex: Executor,
+    userId: number,
+    changes: Parameters<typeof store.updateUser>[2],
+  ): Promise<store.UserRow | undefined> {
+    return store.updateUser(ex, userId, changes);
+  }
+
+  /**
+   * The user's email changed: tokens mailed to the old address must not verify the new one, which
+   * gets a verification mail of its own.
+   */
+  async readdressed(ex: Executor, jobs: JobEnqueuer, user: store.UserRow): Promise<void> {
+    await store.revokeEmailTokens(ex, user.id, 'verify_email');
+    await this.queueVerificationMail(ex, jobs, user);
+  }
+
+  /** Ends every live session of the user except `keepSessionId`; returns how many ended. */
+  endOtherSessions(ex: Executor, userId: number, keepSessionId: string | null): Promise<number> {
+    return store.revokeOtherSessions(ex, userId, keepSessionId);
+  }
+
+  /**
+   * An accepted invitation: the address it was mailed to is verified, the user becomes a member with
+   * `role` (unless one already) and the organization becomes their current one.
+   */
+  async join(ex: Executor, userId: number, organizationId: number, role: Role): Promise<void> {
+    await store.markEmailVerified(ex, userId);
+    await store.addMembership(ex, userId, organizationId, role);
+    await store.setLastOrganization(ex, userId, organizationId);
+  }
+
   async #issue(
     sessionId: string,
     userId: number,

@@ -54,6 +54,27 @@ export async function markEmailVerified(ex: Executor, userId: number): Promise<v
     .where(eq(users.id, userId));
 }
 
+export async function updateUser(
+  ex: Executor,
+  userId: number,
+  changes: Partial<
+    Pick<UserRow, 'firstName' | 'lastName' | 'email' | 'emailVerifiedAt' | 'preferences' | 'passwordHash'>
+  >,
+): Promise<UserRow | undefined> {
+  const [row] = await ex.update(users).set(withUpdatedAt(changes)).where(eq(users.id, userId)).returning();
+  return row;
+}
+
+/** Adds the user to the organization unless already a member. */
+export async function addMembership(
+  ex: Executor,
+  userId: number,
+  organizationId: number,
+  role: Role,
+): Promise<void> {
+  await ex.insert(memberships).values({ userId, organizationId, role }).onConflictDoNothing();
+}
+
 export async function insertMembership(ex: Executor, userId: number, organizationId: number, role: Role) {
   await ex.insert(memberships).values({ userId, organizationId, role });
 }

@@ -16,10 +16,10 @@ import {
   kindOfVendor,
   type ProviderKind,
 } from '../../providers/ids.js';
-import { assistantKeySources } from '../assistants/store.js';
+import { assistantKeySources } from '../assistants/reads.js';
 import type { BillingService } from '../billing/service.js';
 import { badRequest, conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
-import { listFallbackKeys } from '../fallback-keys/store.js';
+import { listFallbackKeys } from '../fallback-keys/reads.js';
 import type { Principal } from '../identity/principal.js';
 import { type Credential, maskCredential, mergeCredential } from './credentials.js';
 import * as store from './store.js';

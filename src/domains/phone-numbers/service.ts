@@ -6,9 +6,9 @@ import type { Db, Executor } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { Tenant } from '../../db/tenant.js';
 import { isTollFree, NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
-import { findAssistant } from '../assistants/store.js';
+import { findAssistant } from '../assistants/reads.js';
 import { conflict, invalidField, notFound, type ValidationFailed } from '../errors.js';
-import { findGraph } from '../graphs/store.js';
+import { findGraph } from '../graphs/reads.js';
 import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
@@ -21,6 +21,19 @@ export const DEFAULT_SMS_RATE = { longCode: 1, tollFree: 3 } as const;
 
 export function defaultSmsRate(phoneNumber: string): number {
   return isTollFree(phoneNumber) ? DEFAULT_SMS_RATE.tollFree : DEFAULT_SMS_RATE.longCode;
+}
+
+/**
+ * The SMS queue's pace per number: takes the number's next sending turn, `gapSeconds` after the
+ * previous one (see store.takeSmsSendTurn). The turn is kept on the number's row, so it is written here.
+ */
+export function takeSmsSendTurn(
+  ex: Executor,
+  tenant: Tenant,
+  phoneNumberId: number,
+  gapSeconds: number,
+): ReturnType<typeof store.takeSmsSendTurn> {
+  return store.takeSmsSendTurn(ex, tenant, phoneNumberId, gapSeconds);
 }
 
 export interface PhoneNumberInput {

@@ -5,7 +5,9 @@
  * except where the assistant names its own address for the vendor (a language model's `base_url`):
  * there only its own key goes. The
  * telephony provider is the phone number's; its credentials are the assistant's carrier config, else
- * the organization's. Every later capability (calls, SMS, campaigns, the call runtime) asks here.
+ * the organization's. Every later capability (calls, SMS, campaigns, the call runtime) asks here,
+ * also for the two answers they share: which number a call or message goes out from with which
+ * credentials (`resolveSender`), and which assistant a number is answered by (`assistantForNumber`).
  */
 import type { Db, Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -13,14 +15,15 @@ import { isTollFree } from '../../lib/phone.js';
 import { openPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { KeyedVendor } from '../../providers/ids.js';
-import { SECRET_PATHS } from '../assistants/schemas.js';
-import { findAssistant } from '../assistants/store.js';
-import { listFallbackKeys } from '../fallback-keys/store.js';
+import { findAssistant } from '../assistants/reads.js';
+import { type AssistantSettings, SECRET_PATHS } from '../assistants/schemas.js';
+import { listFallbackKeys } from '../fallback-keys/reads.js';
+import { entryAssistantOf } from '../graphs/reads.js';
 import type { Credential } from '../organizations/credentials.js';
+import { findOwnOrganization, listCredentials } from '../organizations/reads.js';
 import { byoInactiveReason } from '../organizations/service.js';
-import { findOwnOrganization, listCredentials } from '../organizations/store.js';
+import { findByNumber, firstNumberOfAssistant, type PhoneNumberRow } from '../phone-numbers/reads.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
-import { findByNumber, firstNumberOfAssistant } from '../phone-numbers/store.js';
 
 type Json = Record<string, unknown>;
 
@@ -56,7 +59,7 @@ export interface TelephonyChoice {
 export interface ResolvedConfig {
   assistant: { id: number; name: string; isActive: boolean; llmProvider: string };
   /** The assistant's settings as stored, secrets in clear. */
-  settings: Json;
+  settings: AssistantSettings;
   llm: VendorChoice & { model: string | null; baseUrl: string | null };
   /** The assistant's own fallback models (llm_fallback_providers), when enabled and usable. */
   llmFallbacks: Array<{ provider: string; apiKey: string; model: string | null; baseUrl: string | null }>;
@@ -74,11 +77,33 @@ export interface ResolveOptions {
   phoneNumber?: string;
 }
 
+export interface SenderOptions {
+  /** The number to send from (E.164); default: the first number routed to `assistantId`. */
+  phoneNumber?: string;
+  /** The assistant it goes out for (its carrier config before the organization's); default: the number's. */
+  assistantId?: number;
+}
+
+export interface Sender {
+  number: PhoneNumberRow;
+  /** The carrier credentials for the number's provider; null when there are none. */
+  credentials: Credential | null;
+  source: TelephonyChoice['source'];
+}
+
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+/** A nested part of the settings, or an empty one where it is absent (or, in older data, no object). */
+const part = <T extends object>(value: T | null | undefined): Partial<T> => (isObject(value) ? value : {});
+
+/** The assistant's stored configuration with its secrets opened (validated when it was written). */
+function openSettings(config: Json, secrets: SecretBox): AssistantSettings {
+  return openPaths(config, SECRET_PATHS, secrets) as AssistantSettings;
+}
 
 /** Resolves the configuration; undefined when the assistant is not the tenant's. */
 export async function resolveConfig(
@@ -93,11 +118,9 @@ export async function resolveConfig(
     findOwnOrganization(ex, tenant),
     listCredentials(ex, tenant),
     listFallbackKeys(ex, tenant),
-    options.phoneNumber !== undefined
-      ? findByNumber(ex, tenant, options.phoneNumber)
-      : firstNumberOfAssistant(ex, tenant, assistant.id),
+    senderNumber(ex, tenant, { phoneNumber: options.phoneNumber, assistantId: assistant.id }),
   ]);
-  const settings = openPaths(assistant.config, SECRET_PATHS, secrets);
+  const settings = openSettings(assistant.config, secrets);
   const credentials = new Map(
     credentialRows.map((row) => [row.provider, secrets.openJson<Credential>(row.sealed)]),
   );
@@ -126,7 +149,7 @@ export async function resolveConfig(
     return { provider: vendor, key, backups: key?.source === 'fallback' ? rest : backups };
   };
 
-  const providerConfig = isObject(settings.llm_provider_config) ? settings.llm_provider_config : {};
+  const providerConfig = part(settings.llm_provider_config);
   const llmBaseUrl = text(providerConfig.base_url);
   const llm = {
     ...choose(assistant.llmProvider, text(providerConfig.api_key), llmBaseUrl !== null),
@@ -141,10 +164,10 @@ export async function resolveConfig(
         : noKey('llm', assistant.llmProvider, 'llm_provider_config.api_key', byoBlocked),
     );
   }
-  const fallbackSettings = isObject(settings.llm_fallback_providers) ? settings.llm_fallback_providers : {};
+  const fallbackSettings = part(settings.llm_fallback_providers);
   const llmFallbacks =
     fallbackSettings.enabled === true && Array.isArray(fallbackSettings.fallbacks) && !byoBlocked
-      ? (fallbackSettings.fallbacks as Json[]).map((f) => ({
+      ? fallbackSettings.fallbacks.map((f) => ({
           provider: String(f.provider),
           apiKey: String(f.api_key),
           model: text(f.model),
@@ -152,7 +175,7 @@ export async function resolveConfig(
         }))
       : [];
 
-  const sttSettings = isObject(settings.stt_settings) ? settings.stt_settings : {};
+  const sttSettings = part(settings.stt_settings);
   const stt = {
     ...choose('stt_a', text(sttSettings.api_key)),
     model: text(sttSettings.model),
@@ -160,9 +183,9 @@ export async function resolveConfig(
   };
   if (!stt.key) missing.push(noKey('stt', 'stt_a', 'stt_settings.api_key', byoBlocked));
 
-  const ttsSettings = isObject(settings.tts_settings) ? settings.tts_settings : {};
+  const ttsSettings = part(settings.tts_settings);
   const ttsProvider = text(ttsSettings.provider) ?? 'tts_a';
-  const ttsProviderConfig = isObject(ttsSettings.provider_config) ? ttsSettings.provider_config : {};
+  const ttsProviderConfig: Json = isObject(ttsSettings.provider_config) ? ttsSettings.provider_config : {};
   const tts = {
     ...choose(ttsProvider, text(ttsSettings.api_key) ?? text(ttsProviderConfig.api_key)),
     providerConfig: ttsProviderConfig,
@@ -227,12 +250,17 @@ function noKey(kind: string, provider: string, assistantField: string, byoBlocke
 /** The phone number's carrier credentials: the assistant's own config first, then the organization's. */
 function carrierCredentials(
   provider: string,
-  settings: Json,
+  settings: AssistantSettings,
   credentials: Map<string, Credential>,
   organization: { sipTrunkConfig: Json | null } | undefined,
 ): { credentials: Credential | null; source: TelephonyChoice['source'] } {
-  const own = settings[`${provider}_config`];
-  if (isObject(own) && (provider === 'carrier_a' || provider === 'carrier_b')) {
+  const own =
+    provider === 'carrier_a'
+      ? settings.carrier_a_config
+      : provider === 'carrier_b'
+        ? settings.carrier_b_config
+        : undefined;
+  if (isObject(own)) {
     return { credentials: { ...(own as Credential) }, source: 'assistant' };
   }
   if (provider === 'sip_trunk') {
@@ -265,8 +293,53 @@ export async function resolveTelephonyCredentials(
   ]);
   const wanted = credentialRows.filter((row) => row.provider === options.provider);
   const credentials = new Map(wanted.map((row) => [row.provider, secrets.openJson<Credential>(row.sealed)]));
-  const settings = assistant ? openPaths(assistant.config, SECRET_PATHS, secrets) : {};
+  const settings = assistant ? openSettings(assistant.config, secrets) : {};
   return carrierCredentials(options.provider, settings, credentials, organization);
+}
+
+/** The number a call or message goes out from: the one given, else the first routed to the assistant. */
+function senderNumber(
+  ex: Executor,
+  tenant: Tenant,
+  options: SenderOptions,
+): Promise<PhoneNumberRow | undefined> {
+  if (options.phoneNumber !== undefined) return findByNumber(ex, tenant, options.phoneNumber);
+  if (options.assistantId !== undefined) return firstNumberOfAssistant(ex, tenant, options.assistantId);
+  return Promise.resolve(undefined);
+}
+
+/**
+ * The number a call or message goes out from (see SenderOptions) and the carrier credentials it
+ * goes with; undefined when the organization has no such number. Whether the number may be used —
+ * a carrier's, routed to an assistant — is the caller's to say, in its own words.
+ */
+export async function resolveSender(
+  ex: Executor,
+  secrets: SecretBox,
+  tenant: Tenant,
+  options: SenderOptions,
+): Promise<Sender | undefined> {
+  const number = await senderNumber(ex, tenant, options);
+  if (!number) return undefined;
+  const { credentials, source } = await resolveTelephonyCredentials(ex, secrets, tenant, {
+    provider: number.provider,
+    assistantId: options.assistantId ?? number.assistantId,
+  });
+  return { number, credentials, source };
+}
+
+/**
+ * The assistant that answers a number and speaks from it: the number's own, else the entry assistant
+ * of the graph it is routed to; null when it is routed to neither.
+ */
+export async function assistantForNumber(
+  ex: Executor,
+  tenant: Tenant,
+  number: { assistantId: number | null; graphId: number | null },
+): Promise<number | null> {
+  if (number.assistantId !== null) return number.assistantId;
+  if (number.graphId === null) return null;
+  return (await entryAssistantOf(ex, tenant, number.graphId)) ?? null;
 }
 
 /** The resolver as a service, for the composition root. */
@@ -284,5 +357,17 @@ export class ConfigResolver {
 
   telephonyCredentials(tenant: Tenant, options: { provider: string; assistantId?: number | null }) {
     return resolveTelephonyCredentials(this.deps.db, this.deps.secrets, tenant, options);
+  }
+
+  sender(tenant: Tenant, options: SenderOptions, ex: Executor = this.deps.db) {
+    return resolveSender(ex, this.deps.secrets, tenant, options);
+  }
+
+  assistantForNumber(
+    tenant: Tenant,
+    number: { assistantId: number | null; graphId: number | null },
+    ex: Executor = this.deps.db,
+  ) {
+    return assistantForNumber(ex, tenant, number);
   }
 }

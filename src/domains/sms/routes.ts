@@ -7,7 +7,8 @@ import { errors, noContent } from '../../http/responses.js';
 import type { App } from '../../http/types.js';
 import { Nullable } from '../../lib/schema.js';
 import { MessageOut, SendAnswer, SendBody } from './schemas.js';
-import { messageView, type SmsService } from './service.js';
+import type { SmsService } from './service.js';
+import { messageView } from './views.js';
 
 const tags = ['sms'];
 

@@ -1,99 +1,34 @@
 /**
- * SMS and MMS: `POST /sms/send` (queued under each number's rate, or sent at once), idempotency keys,
- * the message record through delivery receipts, inbound messages forwarded to the assistant's
- * `sms_webhook_url`, and cancelling queued messages.
- *
- * The queue is durable: a queued message is a row plus a job committed together; the job takes the
- * number's next sending slot when it runs (so the rate holds after a restart too) and claims the row
- * (queued → sending) before it calls the carrier, so no message is sent twice. A message found in
- * `sending` after a crash is not resent: the carrier may have accepted it, and a duplicate is worse.
+ * SMS and MMS, as one service for routes, carrier webhooks, campaigns and the job workers: sending
+ * and the durable queue (sending.ts), settling outbound messages and telling the listeners
+ * (settlement.ts), delivery receipts and inbound messages (incoming.ts), and here what is left —
+ * reading a message, cancelling a queued one, the queue's figures.
  */
-import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import { Tenant } from '../../db/tenant.js';
-import { canonicalUrl, type OutboundTargets } from '../../lib/outbound-target.js';
-import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
-import { smsSegments } from '../../lib/sms-segments.js';
+import type { Tenant } from '../../db/tenant.js';
+import type { OutboundTargets } from '../../lib/outbound-target.js';
 import type { Carriers } from '../../providers/carriers/index.js';
-import { isCarrierId } from '../../providers/carriers/index.js';
-import type { CarrierEvent, CarrierId } from '../../providers/carriers/types.js';
-import { ProviderError } from '../../providers/errors.js';
+import type { CarrierEvent } from '../../providers/carriers/types.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import { assistantEventUrls } from '../assistants/store.js';
-import { type BillingService, roundMoney } from '../billing/service.js';
-import { badRequest, conflict, forbidden, notFound, ValidationFailed } from '../errors.js';
+import type { BillingService } from '../billing/service.js';
+import { conflict, notFound } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
-import { defaultSmsRate } from '../phone-numbers/service.js';
-import { findByNumber, findPhoneNumber } from '../phone-numbers/store.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
-import { canSendOutbound } from '../sms-compliance/service.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { SmsIncoming } from './incoming.js';
+import { type OutboundMessage, type SendSms, SmsSending, type StoredAnswer } from './sending.js';
+import { type MessageSettledListener, Settlement } from './settlement.js';
 import * as store from './store.js';
 
-export interface SendSms {
-  from_phone_number: string;
-  to_phone_number: string;
-  message: string;
-  media_urls?: string[];
-  queue?: boolean;
-  idempotency_key?: string;
-}
-
-export interface SendAnswer {
-  success: boolean;
-  message_id: string;
-  message: string;
-  provider: string;
-  status: 'queued' | 'sent' | 'failed';
-}
-
-interface Normalised {
-  from: string;
-  to: string;
-  message: string;
-  mediaUrls: string[];
-  queue: boolean;
-}
-
-/** What an idempotency key keeps: the status and body of the first answer. */
-interface StoredAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-/** A job waits for its number's turn no longer than this; a later turn re-queues the job instead. */
-const MAX_WAIT_IN_JOB_MS = 250;
-/** A message still `sending` after this long was interrupted (its process died mid-send). */
-const INTERRUPTED_AFTER_SECONDS = 60;
-/** How long a repeat waits for the first request with its key to finish. */
-const DUPLICATE_WAIT_MS = 30_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Told, inside the transaction that records it, when an outbound message is settled: accepted by
- * the carrier (`sent`), refused or given up (`failed`), or cancelled. Campaigns finish their SMS
- * attempts so.
- */
-export type MessageSettledListener = (
-  tx: Executor,
-  jobs: JobEnqueuer,
-  tenant: Tenant,
-  message: store.MessageRow,
-) => Promise<void>;
-
-/** An outbound message to queue in the caller's transaction. */
-export interface OutboundMessage {
-  phoneNumberId: number;
-  assistantId: number | null;
-  provider: CarrierId;
-  from: string;
-  to: string;
-  body: string;
-  mediaUrls?: string[];
-}
+export type { OutboundMessage, SendAnswer, SendSms } from './sending.js';
+export type { MessageSettledListener } from './settlement.js';
+export { sendInterrupted } from './settlement.js';
 
 export class SmsService {
+  readonly #settlement: Settlement;
+  readonly #sending: SmsSending;
+  readonly #incoming: SmsIncoming;
+
   constructor(
     private readonly deps: {
       db: Db;
@@ -107,88 +42,51 @@ export class SmsService {
       publicUrl: string;
       pricePerSegment: number;
     },
-  ) {}
-
-  readonly #settledListeners: MessageSettledListener[] = [];
+  ) {
+    this.#settlement = new Settlement(deps.queue);
+    this.#sending = new SmsSending({ ...deps, settlement: this.#settlement });
+    this.#incoming = new SmsIncoming(deps);
+  }
 
   /** Adds a listener for outbound messages being settled (see MessageSettledListener). */
   onMessageSettled(listener: MessageSettledListener): void {
-    this.#settledListeners.push(listener);
-  }
-
-  async #settled(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: store.MessageRow) {
-    for (const listener of this.#settledListeners) await listener(tx, jobs, tenant, message);
-  }
-
-  /** Sets a message's status to `failed` (or another settled status) and tells the listeners. */
-  async #settle(
-    tenant: Tenant,
-    id: string,
-    changes: { status: 'failed' | 'cancelled' | 'queued'; error?: string },
-    onlyIfStatus?: store.MessageRow['status'],
-  ): Promise<store.MessageRow | undefined> {
-    return this.deps.queue.transaction(async (tx, jobs) => {
-      const row = await store.updateMessage(tx, tenant, id, changes, onlyIfStatus);
-      if (row && changes.status !== 'queued') await this.#settled(tx, jobs, tenant, row);
-      return row;
-    });
+    this.#settlement.listen(listener);
   }
 
   /**
    * Queues an outbound message in the caller's transaction: the row and its `sms.send` job commit
    * together, exactly as `/sms/send` with `queue: true` does. The number's rate and FIFO apply.
    */
-  async queueOutbound(
+  queueOutbound(
     tx: Executor,
     jobs: JobEnqueuer,
     tenant: Tenant,
     message: OutboundMessage,
   ): Promise<store.MessageRow> {
-    const row = await store.insertMessage(tx, tenant, {
-      phoneNumberId: message.phoneNumberId,
-      assistantId: message.assistantId,
-      provider: message.provider,
-      direction: 'outbound',
-      fromPhoneNumber: message.from,
-      toPhoneNumber: message.to,
-      body: message.body,
-      mediaUrls: message.mediaUrls ?? [],
-      status: 'queued',
-      segments: smsSegments(message.body),
-      attempts: 0,
-    });
-    await jobs.enqueue('sms.send', { message_id: row.id, organization_id: tenant.organizationId });
-    return row;
+    return this.#sending.queueOutbound(tx, jobs, tenant, message);
   }
 
-  receiptUrl(provider: string, messageId: string): string {
-    return `${this.deps.publicUrl}/webhooks/${provider}/sms-status?message_id=${messageId}`;
+  /**
+   * Fails a message whose send was interrupted (`sendInterrupted`), in the caller's transaction, and
+   * tells the listeners; undefined when it is no longer `sending`. The campaign sweep settles so.
+   */
+  failInterruptedSend(
+    tx: Executor,
+    jobs: JobEnqueuer,
+    tenant: Tenant,
+    id: string,
+  ): Promise<store.MessageRow | undefined> {
+    return this.#settlement.failInterruptedSend(tx, jobs, tenant, id);
   }
 
   /** Sends or queues a message; with an idempotency key a repeat answers the first answer again. */
-  async send(principal: Principal, body: SendSms, headerKey?: string): Promise<StoredAnswer> {
-    const tenant = principal.tenant;
-    const request = this.#normalise(body);
-    // The carrier fetches the media; this is the last moment we see the URLs, so names are resolved
-    // now. 422 (not the route's 400): the URL is well-formed, its target is what is refused.
-    await this.deps.targets.assertAllowed(
-      request.mediaUrls.map((url, index) => ({ loc: ['body', 'media_urls', index], url })),
-      { status: 422 },
-    );
-    const key = headerKey ?? body.idempotency_key;
-    if (key === undefined) return this.#sendOnce(tenant, request);
-    if (key.length === 0 || key.length > 256) {
-      throw new ValidationFailed([
-        {
-          loc: [headerKey ? 'header' : 'body', 'idempotency_key'],
-          msg: 'An idempotency key has 1 to 256 characters',
-          type: 'value_error',
-        },
-      ]);
-    }
-    const hash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
-    await store.expireIdempotencyKey(this.deps.db, tenant, key);
-    return this.#sendOnce(tenant, request, { key, hash });
+  send(principal: Principal, body: SendSms, headerKey?: string): Promise<StoredAnswer> {
+    return this.#sending.send(principal, body, headerKey);
+  }
+
+  /** The `sms.send` job (see SmsSending.runSendJob). */
+  runSendJob(payload: { message_id: string; organization_id: number }): Promise<void> {
+    return this.#sending.runSendJob(payload);
   }
 
   async get(principal: Principal, id: string): Promise<store.MessageRow> {
@@ -199,7 +97,7 @@ export class SmsService {
 
   /** Cancels a message still waiting in the queue. */
   async cancel(principal: Principal, id: string): Promise<store.MessageRow> {
-    const cancelled = await this.#settle(principal.tenant, id, { status: 'cancelled' }, 'queued');
+    const cancelled = await this.#settlement.settle(principal.tenant, id, { status: 'cancelled' }, 'queued');
     if (cancelled) return cancelled;
     const row = await this.get(principal, id);
     throw conflict(`Only a queued message can be cancelled; this one is ${row.status}`);
@@ -210,359 +108,21 @@ export class SmsService {
     return { byStatus, byNumber };
   }
 
-  #normalise(body: SendSms): Normalised {
-    const from = toE164(body.from_phone_number);
-    const to = toE164(body.to_phone_number);
-    const issues = [
-      ...(from
-        ? []
-        : [
-            {
-              loc: ['body', 'from_phone_number'],
-              msg: NOT_E164_MESSAGE,
-              type: 'value_error',
-            },
-          ]),
-      ...(to
-        ? []
-        : [
-            {
-              loc: ['body', 'to_phone_number'],
-              msg: NOT_E164_MESSAGE,
-              type: 'value_error',
-            },
-          ]),
-      ...(body.message.trim() === ''
-        ? [{ loc: ['body', 'message'], msg: 'The message is empty', type: 'value_error' }]
-        : []),
-    ];
-    if (issues.length > 0) throw new ValidationFailed(issues);
-    return {
-      from: from!,
-      to: to!,
-      message: body.message,
-      mediaUrls: (body.media_urls ?? []).map(canonicalUrl),
-      queue: body.queue ?? true,
-    };
-  }
-
-  async #sendOnce(
-    tenant: Tenant,
-    request: Normalised,
-    idempotency?: { key: string; hash: string },
-  ): Promise<StoredAnswer> {
-    const { db, queue } = this.deps;
-    const number = await findByNumber(db, tenant, request.from);
-    if (!number?.assistantId) throw notFound(`No assistant for the phone number ${request.from}`);
-    if (!isCarrierId(number.provider))
-      throw badRequest('Numbers of a SIP trunk cannot send SMS; use a carrier number');
-    const provider: CarrierId = number.provider;
-    const organization = await this.deps.resolver.organizationSettings(tenant);
-    if (organization.enforce_sms_compliance === true) {
-      const verdict = await canSendOutbound(db, tenant, number.id);
-      if (!verdict.can_send) throw forbidden(`SMS compliance: ${verdict.reason}`);
-    }
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider,
-      assistantId: number.assistantId,
-    });
-    if (!credentials)
-      throw badRequest(`No ${provider} credentials: add them to the organization or the assistant`);
-
-    // Row, idempotency key and (when queued) the job commit together.
-    const first = await queue.transaction(async (tx, jobs) => {
-      if (idempotency && !(await store.claimIdempotencyKey(tx, tenant, idempotency.key, idempotency.hash))) {
-        return undefined;
-      }
-      const outbound: OutboundMessage = {
-        phoneNumberId: number.id,
-        assistantId: number.assistantId,
-        provider,
-        from: request.from,
-        to: request.to,
-        body: request.message,
-        mediaUrls: request.mediaUrls,
-      };
-      if (!request.queue) {
-        const message = await store.insertMessage(tx, tenant, {
-          phoneNumberId: number.id,
-          assistantId: number.assistantId,
-          provider,
-          body: request.message,
-          mediaUrls: request.mediaUrls,
-          direction: 'outbound',
-          fromPhoneNumber: request.from,
-          toPhoneNumber: request.to,
-          status: 'sending',
-          segments: smsSegments(request.message),
-          attempts: 1,
-        });
-        return { message, answer: undefined };
-      }
-      const message = await this.queueOutbound(tx, jobs, tenant, outbound);
-      const answer = this.#answer(200, message.id, 'Message queued for sending', provider, 'queued');
-      if (idempotency)
-        await store.recordIdempotentAnswer(tx, tenant, idempotency.key, {
-          messageId: message.id,
-          response: answer as never,
-        });
-      return { message, answer };
-    });
-    if (!first) return this.#repeat(tenant, idempotency!);
-    if (first.answer) return first.answer;
-
-    // Sent now: the carrier answers before we do.
-    const sent = await this.#deliver(tenant, first.message, credentials);
-    const answer =
-      sent.status === 'sent'
-        ? this.#answer(200, first.message.id, 'Message sent', provider, 'sent')
-        : { status: 500, body: { detail: `The carrier did not send the message: ${sent.error}` } };
-    if (idempotency)
-      await store.recordIdempotentAnswer(db, tenant, idempotency.key, {
-        messageId: first.message.id,
-        response: answer as never,
-      });
-    return answer;
-  }
-
-  /** A repeat of a key: the same body gets the first answer (waiting for it if needed); another body, 422. */
-  async #repeat(tenant: Tenant, idempotency: { key: string; hash: string }): Promise<StoredAnswer> {
-    const deadline = Date.now() + DUPLICATE_WAIT_MS;
-    for (;;) {
-      const row = await store.findIdempotencyKey(this.deps.db, tenant, idempotency.key);
-      if (row && row.requestHash !== idempotency.hash) {
-        throw new ValidationFailed(
-          [
-            {
-              loc: ['body', 'idempotency_key'],
-              msg: 'This idempotency key was used with a different request body',
-              type: 'value_error',
-            },
-          ],
-          422,
-        );
-      }
-      if (row?.response) return row.response as unknown as StoredAnswer;
-      if (Date.now() > deadline)
-        throw conflict('A request with this idempotency key is still being processed');
-      await sleep(100);
-    }
-  }
-
-  #answer(
-    status: number,
-    messageId: string,
-    message: string,
-    provider: string,
-    state: SendAnswer['status'],
-  ): StoredAnswer {
-    return {
-      status,
-      body: { success: state !== 'failed', message_id: messageId, message, provider, status: state },
-    };
-  }
-
-  /**
-   * Hands a claimed message (status `sending`) to its carrier and records the outcome: `sent` with
-   * the carrier's id and the charge, `queued` again for a retryable failure (when `retry`), else
-   * `failed` with the carrier's words.
-   */
-  async #deliver(
-    tenant: Tenant,
-    message: store.MessageRow,
-    credentials: Record<string, string>,
-    options: { retry?: boolean } = {},
-  ): Promise<{ status: 'sent' | 'failed' | 'retry'; error?: string }> {
-    const { db } = this.deps;
-    const adapter = this.deps.carriers[message.provider as CarrierId];
-    try {
-      const sent = await adapter.sendMessage(credentials, {
-        from: message.fromPhoneNumber,
-        to: message.toPhoneNumber,
-        body: message.body,
-        mediaUrls: message.mediaUrls,
-        statusCallbackUrl: this.receiptUrl(message.provider, message.id),
-      });
-      const segments = Math.max(sent.segments, 1);
-      const cost = roundMoney(segments * this.deps.pricePerSegment);
-      await this.deps.queue.transaction(async (tx, jobs) => {
-        const accepted = await store.markAccepted(tx, tenant, message.id, {
-          providerMessageId: sent.messageId,
-          segments,
-          cost,
-        });
-        if (accepted) await this.#settled(tx, jobs, tenant, accepted);
-        if (cost > 0) {
-          await this.deps.billing.apply(
-            {
-              organizationId: tenant.organizationId,
-              amount: -cost,
-              kind: 'sms',
-              description: `SMS to ${message.toPhoneNumber}: ${segments} segment${segments === 1 ? '' : 's'}`,
-              reference: `sms:${message.id}`,
-            },
-            tx,
-          );
-        }
-      });
-      return { status: 'sent' };
-    } catch (error) {
-      if (!(error instanceof ProviderError)) throw error;
-      if (options.retry && error.retryable) {
-        await store.updateMessage(db, tenant, message.id, {
-          status: 'queued',
-          error: error.message,
-        });
-        return { status: 'retry', error: error.message };
-      }
-      await this.#settle(tenant, message.id, { status: 'failed', error: error.message });
-      return { status: 'failed', error: error.message };
-    }
-  }
-
-  /**
-   * The `sms.send` job: one send from the message's number. It waits for the number's turn (its
-   * rate), then claims the number's oldest queued message — so a number's messages keep their
-   * order, a cancelled message is simply skipped, and there is one send per queued message. A turn
-   * further away than a moment frees the worker and comes back at that time. Throws after a
-   * retryable carrier failure so the queue tries again later.
-   */
-  async runSendJob(payload: { message_id: string; organization_id: number }): Promise<void> {
-    const { db } = this.deps;
-    const tenant = new Tenant(payload.organization_id);
-    const message = await store.findMessage(db, tenant, payload.message_id);
-    if (!message?.phoneNumberId) return;
-    const number = await findPhoneNumber(db, tenant, message.phoneNumberId);
-    if (!number) {
-      await this.#settle(
-        tenant,
-        message.id,
-        { status: 'failed', error: 'The sending number was removed' },
-        'queued',
-      );
-      return;
-    }
-    await store.failInterrupted(db, tenant, number.id, INTERRUPTED_AFTER_SECONDS);
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider: number.provider,
-      assistantId: number.assistantId,
-    });
-    const rate = number.smsRatePerSecond ?? defaultSmsRate(number.phoneNumber);
-    // A little over 1 / rate, so that jitter on the way to the carrier never brings two messages
-    // closer than the rate allows.
-    const gap = (1 / rate) * 1.02 + 0.005;
-    for (let attempt = 0; ; attempt++) {
-      const turn = await store.takeSendTurn(db, tenant, number.id, gap);
-      if (turn.taken) break;
-      const wait = (turn.opensAt?.getTime() ?? Date.now()) - Date.now();
-      // A turn far away, or one lost to another job of the same number: free the worker (other
-      // numbers' messages must not wait behind one number's backlog) and come back then.
-      if (wait > MAX_WAIT_IN_JOB_MS || attempt > 0) {
-        await this.deps.queue.enqueue('sms.send', payload, { startAfterSeconds: Math.max(wait, 20) / 1000 });
-        return;
-      }
-      await sleep(Math.max(wait, 1));
-    }
-    const claimed = await store.claimOldestQueued(db, tenant, number.id);
-    if (!claimed) return; // nothing left: cancelled, or sent by another job
-    if (!credentials) {
-      await this.#settle(tenant, claimed.id, {
-        status: 'failed',
-        error: `No ${claimed.provider} credentials`,
-      });
-      return;
-    }
-    const outcome = await this.#deliver(tenant, claimed, credentials, { retry: true });
-    if (outcome.status === 'retry') throw new Error(`Retrying after a carrier failure: ${outcome.error}`);
-  }
-
-  /** Applies a verified delivery receipt; returns the message when its status changed. */
-  async applyReceipt(
+  /** Applies a verified delivery receipt. */
+  applyReceipt(
     organizationId: number,
     messageId: string,
     event: Extract<CarrierEvent, { kind: 'message_status' }>,
   ): Promise<void> {
-    const tenant = new Tenant(organizationId);
-    // `sent` again after `delivered` (receipts arrive out of order) changes nothing.
-    const order: Record<string, number> = {
-      queued: 0,
-      sending: 1,
-      sent: 2,
-      delivered: 3,
-      undelivered: 3,
-      failed: 3,
-    };
-    await this.deps.queue.transaction(async (tx, jobs) => {
-      // Locked: two receipts arriving together apply in turn, and the later status wins.
-      const message = await store.findMessage(tx, tenant, messageId, { forUpdate: true });
-      if (!message || (order[event.status] ?? 0) <= (order[message.status] ?? 0)) return;
-      const updated = await store.updateMessage(tx, tenant, messageId, {
-        status: event.status,
-        ...(event.status === 'delivered' ? { deliveredAt: new Date() } : {}),
-        ...(event.error ? { error: event.error } : {}),
-      });
-      if (updated) await this.#emit(tx, jobs, tenant, updated, `sms.${event.status}`);
-    });
+    return this.#incoming.applyReceipt(organizationId, messageId, event);
   }
 
   /** Stores a verified inbound message (once per carrier id) and forwards it to the assistant. */
-  async receive(
+  receive(
     organizationId: number,
     number: { id: number; assistantId: number | null; provider: string },
     event: Extract<CarrierEvent, { kind: 'inbound_message' }>,
   ): Promise<void> {
-    const tenant = new Tenant(organizationId);
-    await this.deps.queue.transaction(async (tx, jobs) => {
-      // Carriers repeat webhooks, sometimes at once: the unique carrier id keeps one row.
-      const message = await store.insertInboundOnce(tx, tenant, {
-        phoneNumberId: number.id,
-        assistantId: number.assistantId,
-        provider: number.provider,
-        direction: 'inbound',
-        fromPhoneNumber: event.from,
-        toPhoneNumber: event.to,
-        body: event.body,
-        mediaUrls: event.mediaUrls,
-        status: 'received',
-        providerMessageId: event.messageId,
-        segments: smsSegments(event.body),
-      });
-      if (message) await this.#emit(tx, jobs, tenant, message, 'sms.received');
-    });
+    return this.#incoming.receive(organizationId, number, event);
   }
-
-  async #emit(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: store.MessageRow, type: string) {
-    if (!message.assistantId) return;
-    const urls = await assistantEventUrls(tx, tenant, message.assistantId);
-    if (!urls?.smsWebhookUrl) return;
-    await this.deps.webhooks.emit({ tx, jobs }, tenant, {
-      url: urls.smsWebhookUrl,
-      type,
-      data: messageView(message),
-    });
-  }
-}
-
-/** The message as the API shows it. */
-export function messageView(row: store.MessageRow) {
-  return {
-    message_id: row.id,
-    direction: row.direction,
-    status: row.status,
-    provider: row.provider,
-    from_phone_number: row.fromPhoneNumber,
-    to_phone_number: row.toPhoneNumber,
-    message: row.body,
-    media_urls: row.mediaUrls,
-    segments: row.segments,
-    cost: row.cost,
-    error: row.error,
-    attempts: row.attempts,
-    assistant_id: row.assistantId,
-    phone_number_id: row.phoneNumberId,
-    sent_at: row.sentAt?.toISOString() ?? null,
-    delivered_at: row.deliveredAt?.toISOString() ?? null,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
 }

@@ -1,7 +1,7 @@
 /** SQL of messages, their idempotency keys, and the per-number sending slots. */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { messages, phoneNumbers, smsIdempotencyKeys } from '../../db/schema/index.js';
+import { messages, smsIdempotencyKeys } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
@@ -96,36 +96,6 @@ export async function updateMessage(
 }
 
 /**
- * Takes the sending number's turn if it is free: a turn opens `gapSeconds` after the previous one
- * started. One atomic update decides, so concurrent senders (in any process) never share a turn.
- * Returns when the next turn opens when this one was not free.
- */
-export async function takeSendTurn(
-  ex: Executor,
-  tenant: Tenant,
-  phoneNumberId: number,
-  gapSeconds: number,
-): Promise<{ taken: true } | { taken: false; opensAt: Date | null }> {
-  const [row] = await ex
-    .update(phoneNumbers)
-    .set({ smsNextSendAt: sql`clock_timestamp() + make_interval(secs => ${gapSeconds}::float8)` })
-    .where(
-      tenant.where(
-        phoneNumbers,
-        eq(phoneNumbers.id, phoneNumberId),
-        sql`(${phoneNumbers.smsNextSendAt} is null or ${phoneNumbers.smsNextSendAt} <= clock_timestamp())`,
-      ),
-    )
-    .returning({ id: phoneNumbers.id });
-  if (row) return { taken: true };
-  const [number] = await ex
-    .select({ opensAt: phoneNumbers.smsNextSendAt })
-    .from(phoneNumbers)
-    .where(tenant.where(phoneNumbers, eq(phoneNumbers.id, phoneNumberId)));
-  return { taken: false, opensAt: number?.opensAt ? new Date(number.opensAt) : null };
-}
-
-/**
  * Claims the number's oldest queued message (queued → sending), skipping one another process is
  * claiming: messages from one number go out in the order they were sent to the API.
  */
@@ -158,16 +128,11 @@ export async function failInterrupted(
   tenant: Tenant,
   phoneNumberId: number,
   olderThanSeconds: number,
+  error: string,
 ): Promise<number> {
   const rows = await ex
     .update(messages)
-    .set(
-      withUpdatedAt({
-        status: 'failed',
-        error:
-          'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it',
-      }),
-    )
+    .set(withUpdatedAt({ status: 'failed', error }))
     .where(
       tenant.where(
         messages,

@@ -12,8 +12,8 @@ import type { JobQueue } from '../../queue/queue.js';
 import { badRequest, conflict, internalError, invalidField, notFound, unauthorized } from '../errors.js';
 import type { Principal, Role } from '../identity/principal.js';
 import type { IdentityChanges } from '../identity/principal-cache.js';
+import { findMembership, findUserByEmail, findUserById, type UserRow } from '../identity/reads.js';
 import { type IdentityService, normalizeEmail, type SignedIn } from '../identity/service.js';
-import * as identityStore from '../identity/store.js';
 import * as store from './store.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -38,29 +38,25 @@ export class UserService {
   ) {}
 
   /** Changes the caller's profile. A new email address must be verified again (a mail is sent). */
-  async updateProfile(principal: Principal, changes: ProfileChanges): Promise<identityStore.UserRow> {
+  async updateProfile(principal: Principal, changes: ProfileChanges): Promise<UserRow> {
     const timezone = changes.preferences?.timezone;
     if (timezone !== undefined && (typeof timezone !== 'string' || !isTimeZone(timezone))) {
       throw invalidField(['body', 'preferences', 'timezone'], 'Unknown time zone');
     }
     const user = await this.deps.queue
       .transaction(async (tx, jobs) => {
-        const current = await identityStore.findUserById(tx, principal.user.id);
+        const current = await findUserById(tx, principal.user.id);
         if (!current) throw unauthorized();
         const email = changes.email === undefined ? undefined : normalizeEmail(changes.email);
         const emailChanged = email !== undefined && email !== current.email;
-        const updated = await store.updateUser(tx, current.id, {
+        const updated = await this.deps.identity.updateUser(tx, current.id, {
           ...(changes.firstName !== undefined ? { firstName: changes.firstName.trim() } : {}),
           ...(changes.lastName !== undefined ? { lastName: changes.lastName.trim() } : {}),
           ...(changes.preferences !== undefined ? { preferences: changes.preferences } : {}),
           ...(emailChanged ? { email, emailVerifiedAt: null } : {}),
         });
         if (!updated) throw unauthorized();
-        if (emailChanged) {
-          // Tokens mailed to the old address must not verify the new one.
-          await identityStore.revokeEmailTokens(tx, updated.id, 'verify_email');
-          await this.deps.identity.queueVerificationMail(tx, jobs, updated);
-        }
+        if (emailChanged) await this.deps.identity.readdressed(tx, jobs, updated);
         return updated;
       })
       .catch((error: unknown) => {
@@ -76,7 +72,7 @@ export class UserService {
    * Every other session of the user ends; the caller's own stays.
    */
   async changePassword(principal: Principal, currentPassword: string, newPassword: string): Promise<number> {
-    const user = await identityStore.findUserById(this.deps.db, principal.user.id);
+    const user = await findUserById(this.deps.db, principal.user.id);
     if (!user) throw unauthorized();
     if (user.passwordHash === null) {
       if (currentPassword !== '')
@@ -86,8 +82,8 @@ export class UserService {
     }
     const passwordHash = await hashPassword(newPassword);
     const ended = await this.deps.db.transaction(async (tx) => {
-      await store.updateUser(tx, user.id, { passwordHash });
-      return identityStore.revokeOtherSessions(tx, user.id, principal.sessionId);
+      await this.deps.identity.updateUser(tx, user.id, { passwordHash });
+      return this.deps.identity.endOtherSessions(tx, user.id, principal.sessionId);
     });
     await this.deps.changes.userChanged(user.id);
     return ended;
@@ -117,9 +113,7 @@ export class UserService {
         invitedByUserId: principal.user.id,
         expiresAt: new Date(Date.now() + INVITATION_TTL_MS),
       });
-      const organization = (
-        await identityStore.findMembership(tx, principal.user.id, principal.organization.id)
-      )?.name;
+      const organization = (await findMembership(tx, principal.user.id, principal.organization.id))?.name;
       const inviter =
         [principal.user.firstName, principal.user.lastName].filter(Boolean).join(' ') || principal.user.email;
       await this.deps.mailer.queue(jobs, {
@@ -152,7 +146,7 @@ export class UserService {
     const tokenHash = sha256Hex(token);
     const invitation = await store.findPendingInvitation(this.deps.db, tokenHash);
     if (!invitation) throw notFound('Invitation not found or no longer valid');
-    const existing = await identityStore.findUserByEmail(this.deps.db, invitation.email);
+    const existing = await findUserByEmail(this.deps.db, invitation.email);
     if (existing?.passwordHash && !(await verifyPassword(password, existing.passwordHash))) {
       throw unauthorized('An account with this email exists: use its password to accept');
     }
@@ -160,9 +154,9 @@ export class UserService {
     const signedIn = await this.deps.db.transaction(async (tx) => {
       if (!(await store.markInvitationAccepted(tx, tokenHash)))
         throw notFound('Invitation not found or no longer valid');
-      let user = existing && (await identityStore.findUserById(tx, existing.id));
+      let user = existing && (await findUserById(tx, existing.id));
       if (!user) {
-        user = await identityStore.insertUser(tx, {
+        user = await this.deps.identity.createUser(tx, {
           email: invitation.email,
           passwordHash,
           firstName: invitation.firstName,
@@ -170,13 +164,11 @@ export class UserService {
         });
         if (!user) throw conflict('An account with this email was created meanwhile; try again');
       } else if (passwordHash) {
-        await store.updateUser(tx, user.id, { passwordHash });
+        await this.deps.identity.updateUser(tx, user.id, { passwordHash });
       }
-      await identityStore.markEmailVerified(tx, user.id);
-      await store.addMembership(tx, user.id, invitation.organizationId, invitation.role);
-      await identityStore.setLastOrganization(tx, user.id, invitation.organizationId);
-      const membership = await identityStore.findMembership(tx, user.id, invitation.organizationId);
-      const fresh = await identityStore.findUserById(tx, user.id);
+      await this.deps.identity.join(tx, user.id, invitation.organizationId, invitation.role);
+      const membership = await findMembership(tx, user.id, invitation.organizationId);
+      const fresh = await findUserById(tx, user.id);
       if (!membership || !fresh) throw internalError('Membership not recorded');
       const session = await this.deps.identity.openSession(
         tx,

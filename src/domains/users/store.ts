@@ -1,24 +1,14 @@
-/** SQL of users as members of an organization, and of invitations. */
+/**
+ * SQL of invitations, and of an organization's members as this domain lists them. Users and
+ * memberships themselves are identity's: written there (IdentityService), read here.
+ */
 import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { invitations, memberships, organizations, users } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
-import { withUpdatedAt } from '../../db/touch.js';
 import type { Role } from '../identity/principal.js';
-import type { UserRow } from '../identity/store.js';
 
 export type InvitationRow = typeof invitations.$inferSelect;
-
-export async function updateUser(
-  ex: Executor,
-  userId: number,
-  changes: Partial<
-    Pick<UserRow, 'firstName' | 'lastName' | 'email' | 'emailVerifiedAt' | 'preferences' | 'passwordHash'>
-  >,
-): Promise<UserRow | undefined> {
-  const [row] = await ex.update(users).set(withUpdatedAt(changes)).where(eq(users.id, userId)).returning();
-  return row;
-}
 
 export interface MemberRow {
   id: number;
@@ -125,14 +115,4 @@ export async function markInvitationAccepted(ex: Executor, tokenHash: string): P
     .where(pending(tokenHash))
     .returning({ id: invitations.id });
   return rows.length === 1;
-}
-
-/** Adds the user to the organization unless already a member. */
-export async function addMembership(
-  ex: Executor,
-  userId: number,
-  organizationId: number,
-  role: Role,
-): Promise<void> {
-  await ex.insert(memberships).values({ userId, organizationId, role }).onConflictDoNothing();
 }

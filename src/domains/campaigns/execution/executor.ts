@@ -47,13 +47,14 @@ import type { Db, Executor } from '../../../db/client.js';
 import type { Tenant } from '../../../db/tenant.js';
 import type { JobEnqueuer, JobQueue } from '../../../queue/queue.js';
 import type { BillingService } from '../../billing/service.js';
+import type { CallRow } from '../../calls/reads.js';
 import type { CallService } from '../../calls/service.js';
-import type { CallRow } from '../../calls/store.js';
 import { badRequest, conflict, notFound, paymentRequired } from '../../errors.js';
 import type { Principal } from '../../identity/principal.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
+import type { MessageRow } from '../../sms/reads.js';
 import type { SmsService } from '../../sms/service.js';
-import type { MessageRow } from '../../sms/store.js';
+
 import { announceProgress } from '../events.js';
 import { type AttemptDeps, runAttempt } from './attempt.js';
 import { type DispatchDeps, type ExecutorOptions, type NextRun, runDispatch, runWakeup } from './dispatch.js';

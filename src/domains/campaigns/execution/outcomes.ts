@@ -4,8 +4,8 @@
  * records them (executor.ts).
  */
 import type { ExecutionStatus } from '../../../db/schema/index.js';
-import type { CallRow } from '../../calls/store.js';
-import type { MessageRow } from '../../sms/store.js';
+import type { CallRow } from '../../calls/reads.js';
+import type { MessageRow } from '../../sms/reads.js';
 import type { CampaignRecord } from './store.js';
 
 export interface AttemptOutcome {

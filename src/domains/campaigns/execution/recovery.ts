@@ -18,17 +18,15 @@ import type { Carriers } from '../../../providers/carriers/index.js';
 import { isCarrierId } from '../../../providers/carriers/index.js';
 import type { CallSnapshot } from '../../../providers/carriers/types.js';
 import type { JobLogger, JobQueue } from '../../../queue/queue.js';
+import * as callReads from '../../calls/reads.js';
 import type { CallService } from '../../calls/service.js';
-import * as callStore from '../../calls/store.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
-import * as smsStore from '../../sms/store.js';
+import * as messageReads from '../../sms/reads.js';
+import { type SmsService, sendInterrupted } from '../../sms/service.js';
 import type { CampaignExecutor } from './executor.js';
 import { messageOutcome } from './outcomes.js';
 import { sweepQueries } from './recovery-store.js';
 import * as store from './store.js';
-
-/** A message still `sending` after this long was interrupted (as the SMS queue judges it). */
-const SENDING_INTERRUPTED_SECONDS = 60;
 
 export class CampaignRecovery {
   #timer: NodeJS.Timeout | undefined;
@@ -39,6 +37,7 @@ export class CampaignRecovery {
       db: Db;
       queue: JobQueue;
       calls: CallService;
+      sms: SmsService;
       carriers: Carriers;
       resolver: ConfigResolver;
       executor: CampaignExecutor;
@@ -109,7 +108,7 @@ export class CampaignRecovery {
     if (execution.channel === 'sms') return this.#recoverMessage(tenant, execution, touch);
 
     const call = execution.callId
-      ? await callStore.findCall(this.deps.db, tenant, execution.callId)
+      ? await callReads.findCall(this.deps.db, tenant, execution.callId)
       : undefined;
     if (!call) return touch();
     if (FINAL_CALL_STATUSES.includes(call.status)) {
@@ -148,13 +147,13 @@ export class CampaignRecovery {
         since,
       });
       for (const candidate of candidates) {
-        if (!(await callStore.unscoped.callBySid(this.deps.db, call.provider, candidate.callSid))) {
+        if (!(await callReads.unscoped.callBySid(this.deps.db, call.provider, candidate.callSid))) {
           snapshot = candidate;
           break;
         }
       }
       if (!snapshot) return this.#dialAgain(tenant, execution, call.id);
-      await callStore.setCallSid(this.deps.db, tenant, call.id, snapshot.callSid);
+      await this.deps.calls.keepCallSid(tenant, call.id, snapshot.callSid);
     }
     if (!snapshot || !FINAL_CALL_STATUSES.includes(snapshot.status)) return touch();
     await this.deps.calls.applyStatus(execution.organizationId, call.id, {
@@ -204,32 +203,21 @@ export class CampaignRecovery {
     touch: () => Promise<void>,
   ): Promise<void> {
     if (!execution.smsId) return touch();
-    const message = await smsStore.findMessage(this.deps.db, tenant, execution.smsId);
+    const message = await messageReads.findMessage(this.deps.db, tenant, execution.smsId);
     if (!message) return touch();
-    const interrupted =
-      message.status === 'sending' &&
-      Date.now() - message.updatedAt.getTime() > SENDING_INTERRUPTED_SECONDS * 1000;
+    const interrupted = sendInterrupted(message);
     if (message.status === 'queued' || (message.status === 'sending' && !interrupted)) return touch();
     await this.deps.queue.retryingTransaction(async (tx, jobs) => {
-      let settled = message;
+      // Failed through the SMS service: its settled listener (the executor's messageSettled) finishes
+      // the attempt in this transaction, as for any other failed message.
       if (interrupted) {
-        const failed = await smsStore.updateMessage(
-          tx,
-          tenant,
-          message.id,
-          {
-            status: 'failed',
-            error:
-              'Interrupted while sending (the server stopped); not resent, as the carrier may have accepted it',
-          },
-          'sending',
-        );
-        if (!failed) return;
-        settled = failed;
+        await this.deps.sms.failInterruptedSend(tx, jobs, tenant, message.id);
+        return;
       }
-      const execution = await store.executionOf(tx, tenant, { messageId: settled.id });
+      // Settled already (the listener was missed): finish the attempt from the record.
+      const execution = await store.executionOf(tx, tenant, { messageId: message.id });
       if (execution)
-        await this.deps.executor.finishAttempt(tx, jobs, tenant, execution, messageOutcome(settled));
+        await this.deps.executor.finishAttempt(tx, jobs, tenant, execution, messageOutcome(message));
     });
   }
 }

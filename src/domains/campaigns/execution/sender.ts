@@ -7,8 +7,7 @@ import type { Db } from '../../../db/client.js';
 import type { Tenant } from '../../../db/tenant.js';
 import { isCarrierId } from '../../../providers/carriers/index.js';
 import type { CarrierId } from '../../../providers/carriers/types.js';
-import { findAssistant } from '../../assistants/store.js';
-import { firstNumberOfAssistant } from '../../phone-numbers/store.js';
+import { findAssistant } from '../../assistants/reads.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
 import type { CampaignRecord } from './store.js';
 
@@ -51,16 +50,13 @@ export class CampaignSenders {
     if (!assistant) return { reason: "The campaign's assistant was deleted" };
     if (campaign.campaignType === 'sms' && !campaign.smsMessageTemplate)
       return { reason: 'An SMS campaign needs an sms_message_template' };
-    const number = await firstNumberOfAssistant(db, tenant, assistant.id);
-    if (!number) return { reason: `No phone number is routed to the assistant "${assistant.name}"` };
+    const sender = await this.deps.resolver.sender(tenant, { assistantId: assistant.id });
+    if (!sender) return { reason: `No phone number is routed to the assistant "${assistant.name}"` };
+    const { number, credentials } = sender;
     if (!isCarrierId(number.provider))
       return {
         reason: `The number ${number.phoneNumber} is on a SIP trunk; campaigns need a carrier number`,
       };
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider: number.provider,
-      assistantId: assistant.id,
-    });
     if (!credentials)
       return { reason: `No ${number.provider} credentials: add them to the organization or the assistant` };
     return {

@@ -7,8 +7,8 @@
 import type { Executor } from '../../../db/client.js';
 import type { Tenant } from '../../../db/tenant.js';
 import type { JobEnqueuer } from '../../../queue/queue.js';
-import type { CallRow } from '../../calls/store.js';
-import type { MessageRow } from '../../sms/store.js';
+import type { CallRow } from '../../calls/reads.js';
+import type { MessageRow } from '../../sms/reads.js';
 import { announceProgress } from '../events.js';
 import { dispatchSoon } from './occurrence.js';
 import { type AttemptOutcome, callOutcome, messageOutcome, nextStep } from './outcomes.js';

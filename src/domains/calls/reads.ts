@@ -1,0 +1,6 @@
+/**
+ * What other domains may read of call records. Calls are written only here (CallService); others
+ * read them through these functions — tenant-scoped, except `unscoped`, which says why it is not.
+ */
+export type { CallRow } from './store.js';
+export { findCall, unscoped } from './store.js';
