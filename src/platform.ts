@@ -108,14 +108,20 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   });
   const carriers = createCarriers(config.providers);
   const cloudFunctions = new LambdaFunctions({ endpoint: config.providers.lambda });
-  const organizations = new OrganizationService({
+  const organizations: OrganizationService = new OrganizationService({
     db: database.db,
     secrets,
     billing,
     trialCredits: config.trialCredits,
     carriers,
+    // Identity owns users and memberships; it is built next (it creates organizations in turn),
+    // and is only called once the platform runs.
+    founders: {
+      addFounder: (ex, userId, organizationId) => identity.addFounder(ex, userId, organizationId),
+      claimTrialCredits: (ex, userId) => identity.claimTrialCredits(ex, userId),
+    },
   });
-  const identity = new IdentityService({
+  const identity: IdentityService = new IdentityService({
     db: database.db,
     queue,
     tokens,
@@ -130,6 +136,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     secrets,
     log: logger,
     targets,
+    organizations,
   });
   const configResolver = new ConfigResolver({ db: database.db, secrets });
   const calls = new CallService({

@@ -1,6 +1,7 @@
 /**
  * The architecture's rules, checked on the source itself (docs/architecture.md explains them):
- * - a domain's tables belong to it: no file of domain X imports domain Y's store;
+ * - a domain's tables belong to it: no file of domain X imports domain Y's store, and only the
+ *   domain that owns a table (TABLE_OWNERS) inserts, updates or deletes its rows;
  * - services speak the domain, not HTTP: only route files (and the composition root) import `src/http/`;
  * - no import cycle among the modules of `src/` (what `npm run lint:cycles` reports too);
  * - no source file grows past 450 lines without being split along its ideas.
@@ -15,6 +16,45 @@ const SRC = join(ROOT, 'src');
 const MAX_LINES = 450;
 
 type Graph = Map<string, string[]>;
+
+/** Which domain writes each table. A new table gets its owner here, or the check below fails. */
+const TABLE_OWNERS: Record<string, string> = {
+  users: 'identity',
+  memberships: 'identity',
+  authSessions: 'identity',
+  loginFailures: 'identity',
+  emailTokens: 'identity',
+  invitations: 'users',
+  organizations: 'organizations',
+  providerCredentials: 'organizations',
+  apiKeys: 'api-keys',
+  wallets: 'billing',
+  ledgerEntries: 'billing',
+  llmPresets: 'llm-presets',
+  fallbackKeys: 'fallback-keys',
+  assistants: 'assistants',
+  phoneNumbers: 'phone-numbers',
+  assistantGraphs: 'graphs',
+  graphNodes: 'graphs',
+  graphEdges: 'graphs',
+  graphSessions: 'graphs',
+  graphTransitions: 'graphs',
+  calls: 'calls',
+  callTranscriptSegments: 'calls',
+  callSearchDocuments: 'calls',
+  callEvents: 'calls',
+  messages: 'sms',
+  smsIdempotencyKeys: 'sms',
+  smsCompliance: 'sms-compliance',
+  campaigns: 'campaigns',
+  campaignSchedules: 'campaigns',
+  campaignContacts: 'campaigns',
+  campaignExecutions: 'campaigns',
+  webhookDeliveries: 'webhooks',
+  /** Written by `db/rate-windows.ts` for whoever rate-limits; no domain's. */
+  rateLimitWindows: '',
+};
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -33,16 +73,40 @@ function importsOf(file: string, text: string): string[] {
   return found;
 }
 
-function buildGraph(): { graph: Graph; lines: Map<string, number> } {
+/** Tables a module inserts into, updates or deletes from: Drizzle calls and raw SQL alike. */
+function tablesWritten(text: string): string[] {
+  const bySnakeName = new Map(Object.keys(TABLE_OWNERS).map((table) => [snakeCase(table), table]));
+  const found = new Set<string>();
+  for (const match of text.matchAll(/\.(?:insert|update|delete)\((\w+)\)/g)) found.add(match[1] as string);
+  for (const match of text.matchAll(/\b(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)\b/gi)) {
+    const table = bySnakeName.get((match[1] as string).toLowerCase());
+    if (table) found.add(table);
+  }
+  return [...found].filter((table) => table in TABLE_OWNERS);
+}
+
+function buildGraph(): { graph: Graph; lines: Map<string, number>; writes: Map<string, string[]> } {
   const graph: Graph = new Map();
   const lines = new Map<string, number>();
+  const writes = new Map<string, string[]>();
   for (const file of sourceFiles(SRC)) {
     const text = readFileSync(file, 'utf8');
     const name = relative(ROOT, file);
     graph.set(name, importsOf(file, text));
     lines.set(name, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
+    writes.set(name, tablesWritten(text));
   }
-  return { graph, lines };
+  return { graph, lines, writes };
+}
+
+function foreignWrites(writes: Map<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, tables] of writes) {
+    const domain = domainOf(file);
+    if (!domain) continue;
+    for (const table of tables) if (TABLE_OWNERS[table] !== domain) found.push(`${file} writes ${table}`);
+  }
+  return found;
 }
 
 const domainOf = (path: string) => /^src\/domains\/([^/]+)\//.exec(path)?.[1];
@@ -134,13 +198,28 @@ describe('the rules, on a made-up module graph', () => {
     expect(httpImportsOutsideRoutes(graph)).toEqual(['src/domains/sms/service.ts → src/http/errors.ts']);
   });
 
+  it("finds a write to another domain's table, in Drizzle or in SQL", () => {
+    const writes = new Map([
+      [
+        'src/domains/webhooks/store.ts',
+        tablesWritten('ex.update(organizations).set({}); ex.insert(webhookDeliveries)'),
+      ],
+      ['src/domains/campaigns/execution/store.ts', tablesWritten('sql`update calls set status = 1`')],
+      ['src/domains/calls/store.ts', tablesWritten('ex.delete(calls); sql`insert into call_events`')],
+    ]);
+    expect(foreignWrites(writes)).toEqual([
+      'src/domains/webhooks/store.ts writes organizations',
+      'src/domains/campaigns/execution/store.ts writes calls',
+    ]);
+  });
+
   it('finds a cycle', () => {
     expect(cycles(graph)).toEqual([['src/domains/calls/reads.ts', 'src/domains/calls/store.ts']]);
   });
 });
 
 describe('the rules, on src/', () => {
-  const { graph, lines } = buildGraph();
+  const { graph, lines, writes } = buildGraph();
 
   it('reads the whole source tree and resolves its imports', () => {
     expect(graph.size).toBeGreaterThan(150);
@@ -150,6 +229,16 @@ describe('the rules, on src/', () => {
 
   it('no domain imports the store of another domain', () => {
     expect(foreignStoreImports(graph)).toEqual([]);
+  });
+
+  it('every table has an owner, and only its owner writes it', () => {
+    const schema = sourceFiles(join(SRC, 'db', 'schema')).map((file) => readFileSync(file, 'utf8'));
+    const tables = schema.flatMap((text) =>
+      [...text.matchAll(/export const (\w+) = pgTable\(/g)].map((m) => m[1]),
+    );
+    expect(tables.length).toBeGreaterThan(25);
+    expect(tables.filter((table) => !((table as string) in TABLE_OWNERS))).toEqual([]);
+    expect(foreignWrites(writes)).toEqual([]);
   });
 
   it('only route files and the composition root import src/http', () => {

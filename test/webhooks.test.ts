@@ -370,6 +370,7 @@ describe('delivery', () => {
       secrets: t.platform.secrets,
       log: { info() {}, warn() {} },
       targets: new OutboundTargets({ allowPrivate: true }),
+      organizations: t.platform.services.organizations,
       timeoutMs: 300,
     });
     const tenant = new Tenant(admin.organizationId);

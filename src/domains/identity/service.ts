@@ -374,6 +374,18 @@ export class IdentityService {
     await store.setLastOrganization(ex, userId, organizationId);
   }
 
+  // ---- founders, as the organizations domain creates organizations (its OrganizationFounders) ----
+
+  /** The creator of a new organization becomes its admin member. */
+  addFounder(ex: Executor, userId: number, organizationId: number): Promise<void> {
+    return store.insertMembership(ex, userId, organizationId, 'admin');
+  }
+
+  /** Claims the user's one-time trial credits; true only the first time, even under concurrency. */
+  claimTrialCredits(ex: Executor, userId: number): Promise<boolean> {
+    return store.claimTrialCredits(ex, userId);
+  }
+
   async #issue(
     sessionId: string,
     userId: number,

@@ -75,6 +75,16 @@ export async function addMembership(
   await ex.insert(memberships).values({ userId, organizationId, role }).onConflictDoNothing();
 }
 
+/** Claims the user's one-time trial credits; true only the first time, even under concurrency. */
+export async function claimTrialCredits(ex: Executor, userId: number): Promise<boolean> {
+  const rows = await ex
+    .update(users)
+    .set({ trialCreditsGrantedAt: sql`now()` })
+    .where(and(eq(users.id, userId), isNull(users.trialCreditsGrantedAt)))
+    .returning({ id: users.id });
+  return rows.length === 1;
+}
+
 export async function insertMembership(ex: Executor, userId: number, organizationId: number, role: Role) {
   await ex.insert(memberships).values({ userId, organizationId, role });
 }

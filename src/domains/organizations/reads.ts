@@ -1,6 +1,7 @@
 /**
- * What other domains may read of organizations (tenant-scoped): the organization itself and its
- * sealed provider credentials. Both are written only here.
+ * What other domains may read of organizations (tenant-scoped): the organization itself, its
+ * sealed provider credentials and its sealed webhook secret. All are written only here (the webhook
+ * secret through `OrganizationService`, on the webhooks domain's behalf).
  */
 export type { CredentialRow, OrganizationRow } from './store.js';
-export { findOwnOrganization, listCredentials } from './store.js';
+export { findOwnOrganization, findSealedWebhookSecret, listCredentials } from './store.js';

@@ -3,6 +3,7 @@
  * credentials (sealed at rest, masked when shown), and how ready it is to take calls.
  */
 import type { Db, Executor } from '../../db/client.js';
+import type { Tenant } from '../../db/tenant.js';
 import { randomBase62 } from '../../lib/crypto.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { isTimeZone } from '../../lib/time.js';
@@ -71,6 +72,16 @@ export function byoInactiveReason(settings: Record<string, unknown>): string | n
   return settings.hipaa_enabled === true && settings.baa_signed !== true ? BYO_INACTIVE_REASON : null;
 }
 
+/**
+ * What creating an organization changes in identity's tables (users and memberships), through the
+ * identity domain: its creator becomes an admin member, and may claim the one-time trial credits.
+ */
+export interface OrganizationFounders {
+  addFounder(ex: Executor, userId: number, organizationId: number): Promise<void>;
+  /** True only the first time for a user, even under concurrency. */
+  claimTrialCredits(ex: Executor, userId: number): Promise<boolean>;
+}
+
 export class OrganizationService {
   constructor(
     private readonly deps: {
@@ -79,6 +90,7 @@ export class OrganizationService {
       billing: BillingService;
       trialCredits: number;
       carriers: Carriers;
+      founders: OrganizationFounders;
     },
   ) {}
 
@@ -132,8 +144,8 @@ export class OrganizationService {
         });
       }
     }
-    await store.insertAdminMembership(ex, userId, row.id);
-    if (this.deps.trialCredits > 0 && (await store.claimTrialCredits(ex, userId))) {
+    await this.deps.founders.addFounder(ex, userId, row.id);
+    if (this.deps.trialCredits > 0 && (await this.deps.founders.claimTrialCredits(ex, userId))) {
       await this.deps.billing.apply(
         {
           organizationId: row.id,
@@ -345,5 +357,17 @@ export class OrganizationService {
       credentials.set(stored.provider, this.deps.secrets.openJson<Credential>(stored.sealed));
     }
     return { row, credentials, byoInactiveReason: byoInactiveReason(row.settings) };
+  }
+
+  // ---- the webhook signing secret, kept on the organization's row for the webhooks domain ----
+
+  /** Stores the sealed secret only if the organization has none yet; true when it was stored. */
+  keepWebhookSecretIfNone(ex: Executor, tenant: Tenant, sealed: string): Promise<boolean> {
+    return store.storeWebhookSecretIfMissing(ex, tenant, sealed);
+  }
+
+  /** Replaces the sealed secret; false when the organization does not exist. */
+  replaceWebhookSecret(ex: Executor, tenant: Tenant, sealed: string): Promise<boolean> {
+    return store.replaceWebhookSecret(ex, tenant, sealed);
   }
 }

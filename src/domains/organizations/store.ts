@@ -1,7 +1,7 @@
 /** SQL of organizations as seen by their members, and of their stored credentials. */
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { memberships, organizations, providerCredentials, users } from '../../db/schema/index.js';
+import { organizations, providerCredentials } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
@@ -32,24 +32,6 @@ export async function insertOrganization(
     .onConflictDoNothing({ target: organizations.slug })
     .returning();
   return row;
-}
-
-export async function insertAdminMembership(
-  ex: Executor,
-  userId: number,
-  organizationId: number,
-): Promise<void> {
-  await ex.insert(memberships).values({ userId, organizationId, role: 'admin' });
-}
-
-/** Claims the user's one-time trial credits; true only the first time, even under concurrency. */
-export async function claimTrialCredits(ex: Executor, userId: number): Promise<boolean> {
-  const rows = await ex
-    .update(users)
-    .set({ trialCreditsGrantedAt: sql`now()` })
-    .where(and(eq(users.id, userId), isNull(users.trialCreditsGrantedAt)))
-    .returning({ id: users.id });
-  return rows.length === 1;
 }
 
 export async function updateOrganization(
@@ -83,4 +65,40 @@ export async function deleteCredential(ex: Executor, tenant: Tenant, provider: s
   await ex
     .delete(providerCredentials)
     .where(tenant.where(providerCredentials, eq(providerCredentials.provider, provider)));
+}
+
+// ---- the organization's webhook signing secret (made and rotated by the webhooks domain) ----
+
+/** The organization's sealed webhook secret, or null when none was made yet. */
+export async function findSealedWebhookSecret(ex: Executor, tenant: Tenant): Promise<string | null> {
+  const [row] = await ex
+    .select({ sealed: organizations.webhookSecretSealed })
+    .from(organizations)
+    .where(eq(organizations.id, tenant.organizationId))
+    .limit(1);
+  return row?.sealed ?? null;
+}
+
+/** Stores `sealed` only if the organization has no secret yet; true when it was stored. */
+export async function storeWebhookSecretIfMissing(
+  ex: Executor,
+  tenant: Tenant,
+  sealed: string,
+): Promise<boolean> {
+  const rows = await ex
+    .update(organizations)
+    .set({ webhookSecretSealed: sealed })
+    .where(and(eq(organizations.id, tenant.organizationId), isNull(organizations.webhookSecretSealed)))
+    .returning({ id: organizations.id });
+  return rows.length === 1;
+}
+
+/** Replaces the organization's secret; false when the organization does not exist. */
+export async function replaceWebhookSecret(ex: Executor, tenant: Tenant, sealed: string): Promise<boolean> {
+  const rows = await ex
+    .update(organizations)
+    .set({ webhookSecretSealed: sealed })
+    .where(eq(organizations.id, tenant.organizationId))
+    .returning({ id: organizations.id });
+  return rows.length === 1;
 }

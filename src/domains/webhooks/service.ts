@@ -19,6 +19,8 @@ import { jobPolicies } from '../../queue/jobs.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { VERSION } from '../../version.js';
 import { conflict, notFound } from '../errors.js';
+import { findSealedWebhookSecret } from '../organizations/reads.js';
+import type { OrganizationService } from '../organizations/service.js';
 import { generateWebhookSecret, signatureHeader } from './signature.js';
 import * as store from './store.js';
 
@@ -55,6 +57,8 @@ export interface WebhookServiceDeps {
   log: WebhookLogger;
   /** The outbound-target policy: which receivers may be reached, and the address to connect to. */
   targets: OutboundTargets;
+  /** Keeps the organization's sealed signing secret on its row (the organizations domain's). */
+  organizations: Pick<OrganizationService, 'keepWebhookSecretIfNone' | 'replaceWebhookSecret'>;
   /** Time limit of one attempt, connection to last byte (default 10 s). */
   timeoutMs?: number;
   /** Retries after the first attempt (default: the `webhook.deliver` job policy). */
@@ -138,7 +142,13 @@ export class WebhookService {
   /** Replaces the secret; every attempt that starts from now on is signed with the new one. */
   async rotateSecret(tenant: Tenant): Promise<string> {
     const fresh = generateWebhookSecret();
-    if (!(await store.replaceSecret(this.deps.db, tenant, this.deps.secrets.seal(fresh)))) {
+    if (
+      !(await this.deps.organizations.replaceWebhookSecret(
+        this.deps.db,
+        tenant,
+        this.deps.secrets.seal(fresh),
+      ))
+    ) {
       throw notFound('Organization not found');
     }
     return fresh;
@@ -259,12 +269,13 @@ export class WebhookService {
   }
 
   async #secretOf(ex: Executor, tenant: Tenant): Promise<string> {
-    const sealed = await store.findSealedSecret(ex, tenant);
+    const sealed = await findSealedWebhookSecret(ex, tenant);
     if (sealed) return this.deps.secrets.open(sealed);
     const fresh = generateWebhookSecret();
-    if (await store.storeSecretIfMissing(ex, tenant, this.deps.secrets.seal(fresh))) return fresh;
+    if (await this.deps.organizations.keepWebhookSecretIfNone(ex, tenant, this.deps.secrets.seal(fresh)))
+      return fresh;
     // Someone else made it first (or the organization is gone).
-    const stored = await store.findSealedSecret(ex, tenant);
+    const stored = await findSealedWebhookSecret(ex, tenant);
     if (!stored) throw notFound('Organization not found');
     return this.deps.secrets.open(stored);
   }

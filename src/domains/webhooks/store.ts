@@ -1,7 +1,7 @@
 /** SQL of outgoing webhooks: the delivery log and the organization's sealed webhook secret. */
-import { and, desc, eq, isNull, ne, sql } from 'drizzle-orm';
+import { desc, eq, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { organizations, webhookDeliveries } from '../../db/schema/index.js';
+import { webhookDeliveries } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 import { offsetOf, type Page } from '../../lib/page.js';
@@ -123,34 +123,4 @@ export async function reopenDelivery(
     )
     .returning();
   return row;
-}
-
-/** The organization's sealed webhook secret, or null when none was made yet. */
-export async function findSealedSecret(ex: Executor, tenant: Tenant): Promise<string | null> {
-  const [row] = await ex
-    .select({ sealed: organizations.webhookSecretSealed })
-    .from(organizations)
-    .where(eq(organizations.id, tenant.organizationId))
-    .limit(1);
-  return row?.sealed ?? null;
-}
-
-/** Stores `sealed` only if the organization has no secret yet; true when it was stored. */
-export async function storeSecretIfMissing(ex: Executor, tenant: Tenant, sealed: string): Promise<boolean> {
-  const rows = await ex
-    .update(organizations)
-    .set({ webhookSecretSealed: sealed })
-    .where(and(eq(organizations.id, tenant.organizationId), isNull(organizations.webhookSecretSealed)))
-    .returning({ id: organizations.id });
-  return rows.length === 1;
-}
-
-/** Replaces the organization's secret; false when the organization does not exist. */
-export async function replaceSecret(ex: Executor, tenant: Tenant, sealed: string): Promise<boolean> {
-  const rows = await ex
-    .update(organizations)
-    .set({ webhookSecretSealed: sealed })
-    .where(eq(organizations.id, tenant.organizationId))
-    .returning({ id: organizations.id });
-  return rows.length === 1;
 }
