@@ -4,36 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { advance, decideNext } from '../src/domains/graphs/engine.js';
-import type {
-  EngineEdge,
-  EngineGraph,
-  EngineNode,
-  SessionState,
-} from '../src/domains/graphs/engine-types.js';
+import type { EngineGraph, SessionState } from '../src/domains/graphs/engine-types.js';
+import { at, edge, node, state as sessionAt, T0 } from './support/graph-fixtures.js';
 
-const T0 = new Date('2025-01-01T10:00:00Z');
-const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
-
-function node(id: number, nodeType: EngineNode['nodeType'] = 'standard', configuration = {}): EngineNode {
-  return { id, nodeType, assistantId: id * 10, configuration };
-}
-
-function edge(id: number, fromNodeId: number, toNodeId: number, intentPattern: string): EngineEdge {
-  return {
-    id,
-    fromNodeId,
-    toNodeId,
-    conditionType: 'intent',
-    intentPattern,
-    naturalLanguageTrigger: null,
-    mathematicalExpression: null,
-    stateVariableCondition: null,
-    conditionLogic: 'AND',
-    priority: 0,
-    isActive: true,
-    handoffSentence: null,
-  };
-}
+/** An intent edge from one node to another. */
+const intent = (id: number, fromNodeId: number, toNodeId: number, intentPattern: string) =>
+  edge(id, { fromNodeId, toNodeId, intentPattern });
 
 /** Node 1 (entry) → 2 on "billing" (with a hand-off sentence), → 3 (exit) on "bye", → 4 (escalation) on "human". */
 const GRAPH: EngineGraph = {
@@ -44,24 +20,15 @@ const GRAPH: EngineGraph = {
     node(4, 'escalation', { transfer_number: '+14155552671' }),
   ],
   edges: [
-    { ...edge(10, 1, 2, 'billing'), handoffSentence: 'Let me get billing.' },
-    edge(11, 1, 3, 'bye'),
-    edge(12, 1, 4, 'human'),
-    edge(13, 2, 1, 'back'),
+    { ...intent(10, 1, 2, 'billing'), handoffSentence: 'Let me get billing.' },
+    intent(11, 1, 3, 'bye'),
+    intent(12, 1, 4, 'human'),
+    intent(13, 2, 1, 'back'),
   ],
 };
 
-function state(fields: Partial<SessionState> = {}): SessionState {
-  return {
-    currentNodeId: 1,
-    context: { tier: 'gold' },
-    turnCount: 0,
-    nodeTurnCount: 0,
-    startedAt: T0,
-    nodeEnteredAt: T0,
-    ...fields,
-  };
-}
+/** The session at the entry node, with a context the steps must carry along. */
+const state = (fields: Partial<SessionState> = {}) => sessionAt({ context: { tier: 'gold' }, ...fields });
 
 const decide = (from: SessionState, utterance: string, seconds: number) =>
   decideNext(GRAPH, from, utterance, { now: () => at(seconds) });

@@ -10,7 +10,6 @@ import type {
   EngineDeps,
   EngineEdge,
   EngineGraph,
-  EngineNode,
   SessionState,
 } from '../src/domains/graphs/engine-types.js';
 import { evaluate } from '../src/domains/graphs/expression-eval.js';
@@ -21,31 +20,7 @@ import {
   parseExpression,
 } from '../src/domains/graphs/expression-parser.js';
 import { validateExpression } from '../src/domains/graphs/expressions.js';
-
-const T0 = new Date('2025-01-01T10:00:00Z');
-const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
-
-function node(id: number, nodeType: EngineNode['nodeType'] = 'standard', configuration = {}): EngineNode {
-  return { id, nodeType, assistantId: id * 10, configuration };
-}
-
-function edge(id: number, fields: Partial<EngineEdge> = {}): EngineEdge {
-  return {
-    id,
-    fromNodeId: 1,
-    toNodeId: 2,
-    conditionType: 'intent',
-    intentPattern: null,
-    naturalLanguageTrigger: null,
-    mathematicalExpression: null,
-    stateVariableCondition: null,
-    conditionLogic: 'AND',
-    priority: 0,
-    isActive: true,
-    handoffSentence: null,
-    ...fields,
-  };
-}
+import { at, edge, node, state } from './support/graph-fixtures.js';
 
 /** Node 1 (entry) → nodes 2 (standard), 3 (exit), 4 (escalation), 5 (standard). */
 function graph(edges: EngineEdge[]): EngineGraph {
@@ -58,18 +33,6 @@ function graph(edges: EngineEdge[]): EngineGraph {
       node(5),
     ],
     edges,
-  };
-}
-
-function state(fields: Partial<SessionState> = {}): SessionState {
-  return {
-    currentNodeId: 1,
-    context: {},
-    turnCount: 0,
-    nodeTurnCount: 0,
-    startedAt: T0,
-    nodeEnteredAt: T0,
-    ...fields,
   };
 }
 
