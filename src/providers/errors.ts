@@ -13,6 +13,8 @@ export class ProviderError extends Error {
       status?: number;
       /** The service's own error code, if it gave one. */
       code?: string;
+      /** How long the service asked us to wait before trying again (a 429's retry-after). */
+      retryAfterSeconds?: number;
       cause?: unknown;
     },
   ) {
@@ -27,6 +29,25 @@ export class ProviderError extends Error {
   get status(): number | undefined {
     return this.options.status;
   }
+
+  get code(): string | undefined {
+    return this.options.code;
+  }
+}
+
+/**
+ * When a streaming request's milestones happened, on the monotonic clock (`performance.now()`,
+ * milliseconds): what the call runtime's per-turn measurements are made of.
+ */
+export interface RequestTiming {
+  /** The request was sent (or the connection asked for). */
+  startedAt: number;
+  /** The connection was open (WebSocket vendors). */
+  connectedAt?: number;
+  /** The first token, transcript or audio byte arrived. */
+  firstByteAt?: number;
+  /** The last of it arrived. */
+  endedAt?: number;
 }
 
 /** Whether an HTTP status is worth retrying: time-outs, rate limits and server faults. */
