@@ -1,0 +1,448 @@
+/**
+ * One live call: the caller's audio in, the assistant's voice out. The session wires the stages —
+ * local VAD and the speech-to-text stream on the caller's audio, the turn manager deciding who has the
+ * floor, answers from the language model spoken through the speech lane, the playout pacing audio to
+ * the carrier — and records what happened (transcript, turns with their timing, vendor switches)
+ * through the recorder, never on the audio path's time: records are written in the background, in
+ * order. Rules of turn-taking live in `turn-manager.ts`; this file only carries out its actions.
+ */
+import type { ProviderError } from '../providers/errors.js';
+import type { ToolCall } from '../providers/llm/types.js';
+import { type AnswerResult, generateAnswer } from './answer.js';
+import { transferTarget } from './conversation.js';
+import { Hearing } from './hearing.js';
+import { Playout } from './playout.js';
+import type { SessionSpec, VoiceActivity } from './session-spec.js';
+import { SpeechLane } from './speech-lane.js';
+import type { MediaHandlers } from './transport.js';
+import { initialTurnState, step, type TurnAction, type TurnInput, type TurnState } from './turn-manager.js';
+import { measure, type TurnMarks, type TurnRecord } from './turn-metrics.js';
+import type { Candidate } from './vendors.js';
+
+export type {
+  CallRecorder,
+  SessionObserver,
+  SessionSpec,
+  VoiceActivity,
+  VoiceActivityFactory,
+} from './session-spec.js';
+
+const APOLOGY = "I'm sorry, I'm having trouble answering right now. Please give me a moment and try again.";
+
+interface Utterance {
+  id: number;
+  kind: TurnRecord['kind'];
+  abort: AbortController;
+  lane: SpeechLane;
+  marks: TurnMarks;
+  startedAt: Date;
+  userText: string;
+  provider: string | null;
+  /** Said in full once played; cut to what was heard if interrupted. */
+  text: string;
+  toolCalls: ToolCall[];
+  /** What to do once it has played (a transfer). */
+  afterPlayed?: () => Promise<void>;
+  finished: boolean;
+}
+
+export class CallSession implements MediaHandlers {
+  readonly #origin = performance.now();
+  readonly #wallOrigin = Date.now();
+  readonly #playout: Playout;
+  #turnState: TurnState = initialTurnState();
+  #timer: NodeJS.Timeout | undefined;
+  #utterance: Utterance | undefined;
+  #utteranceSeq = 0;
+  #turnPosition = 0;
+  readonly #hearing: Hearing;
+  readonly #vad: VoiceActivity;
+  /** The clock time of the first caller frame: audio times count from it. */
+  #audioOrigin: number | undefined;
+  #ended = false;
+  #records: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly spec: SessionSpec) {
+    this.#hearing = new Hearing(spec, {
+      event: (event) => {
+        const at = this.clock();
+        if (event.type === 'transcript')
+          this.#input(
+            event.isFinal
+              ? { type: 'stt_final', at, text: event.text, speechFinal: event.speechFinal }
+              : { type: 'stt_interim', at, text: event.text },
+          );
+        else if (event.type === 'utterance_end') this.#input({ type: 'utterance_end', at });
+      },
+      fallback: (from, error, next) => this.#fallback('stt', from, error, next),
+      unavailable: () => this.#record(() => this.spec.recorder.event('call.stt_unavailable', {})),
+    });
+    this.#playout = new Playout(
+      spec.send,
+      spec.format,
+      {
+        audible: (id, at) => this.#onAudible(id, at),
+        firstPlayed: (id, at) => {
+          if (this.#utterance?.id === id) this.#utterance.marks.firstMarkPlayedAt ??= at;
+        },
+        played: (id, at) => this.#onPlayed(id, at),
+      },
+      this.clock,
+    );
+    this.#vad = spec.vad({
+      speechStart: (audioMs) =>
+        this.#input({ type: 'vad_start', at: this.clock(), speechStartedAt: this.#audioTime(audioMs) }),
+      speechEnd: (audioMs) =>
+        this.#input({ type: 'vad_end', at: this.clock(), speechEndedAt: this.#audioTime(audioMs) }),
+    });
+  }
+
+  /** Milliseconds since the session began, on the monotonic clock. */
+  readonly clock = (): number => performance.now() - this.#origin;
+
+  #wall(at: number): Date {
+    return new Date(this.#wallOrigin + at);
+  }
+
+  #audioTime(audioMs: number): number {
+    return Math.min(this.clock(), (this.#audioOrigin ?? 0) + audioMs);
+  }
+
+  /** Starts the call: the greeting at once, the speech-to-text stream beside it. */
+  start(): void {
+    this.#input({ type: 'start', at: this.clock() });
+    this.#hearing.start();
+  }
+
+  // ——— media handlers ———
+
+  media(audio: Uint8Array): void {
+    if (this.#ended) return;
+    this.#audioOrigin ??= this.clock();
+    this.#vad.push(audio);
+    this.#hearing.send(audio);
+  }
+
+  mark(name: string): void {
+    this.#playout.onMark(name);
+  }
+
+  dtmf(digit: string): void {
+    this.#record(() => this.spec.recorder.event('call.dtmf', { digit }));
+  }
+
+  ended(reason: 'stop' | 'closed' | 'error'): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearTimeout(this.#timer);
+    const utterance = this.#utterance;
+    if (utterance && !utterance.finished) this.#closeUtterance(utterance, this.#playout.heardMs(), true);
+    this.#hearing.close();
+    this.#vad.close();
+    this.#record(() => this.spec.recorder.event('call.stream_ended', { reason }));
+    this.spec.observer.ended?.();
+  }
+
+  /** Resolves when every record queued so far is written (tests, shutdown). */
+  settled(): Promise<unknown> {
+    return this.#records;
+  }
+
+  // ——— turn-taking ———
+
+  #input(input: TurnInput): void {
+    if (this.#ended) return;
+    const next = step(this.spec.turn, this.#turnState, input);
+    this.#turnState = next.state;
+    for (const action of next.actions) this.#act(action);
+    clearTimeout(this.#timer);
+    if (next.wakeAt !== undefined) {
+      this.#timer = setTimeout(
+        () => this.#input({ type: 'tick', at: this.clock() }),
+        Math.max(0, next.wakeAt - this.clock()),
+      );
+    }
+  }
+
+  #act(action: TurnAction): void {
+    const now = this.clock();
+    switch (action.type) {
+      case 'greet':
+        this.#say('greeting', this.spec.greeting);
+        break;
+      case 'respond':
+        this.#record(() =>
+          this.spec.recorder.transcript({
+            speaker: 'user',
+            text: action.text,
+            startedAt: this.#wall(action.speechStartedAt ?? now),
+            endedAt: this.#wall(action.speechEndedAt ?? now),
+          }),
+        );
+        this.spec.conversation.user(action.text);
+        this.#answer(action.text, {
+          callerSpeechStartedAt: action.speechStartedAt,
+          callerSpeechEndedAt: action.speechEndedAt,
+          sttFinalAt: action.sttFinalAt,
+          turnEndDecidedAt: now,
+        });
+        break;
+      case 'pause':
+        this.#playout.pause();
+        this.#bargeIn('paused');
+        break;
+      case 'resume':
+        this.#playout.resume();
+        break;
+      case 'interrupt': {
+        const utterance = this.#utterance;
+        const heard = this.#playout.clear();
+        this.#bargeIn('cleared');
+        if (utterance && !utterance.finished) this.#closeUtterance(utterance, heard, true);
+        this.#record(() => this.spec.recorder.event('call.interrupted', { heard_ms: Math.round(heard) }));
+        break;
+      }
+      case 'supersede': {
+        const utterance = this.#utterance;
+        if (utterance && !utterance.finished) {
+          utterance.finished = true;
+          utterance.abort.abort();
+          this.#playout.clear();
+        }
+        break;
+      }
+      case 'caller_aside':
+        this.#record(() =>
+          this.spec.recorder.transcript({
+            speaker: 'user',
+            text: action.text,
+            startedAt: this.#wall(action.startedAt),
+            endedAt: this.#wall(action.endedAt),
+          }),
+        );
+        break;
+      case 'idle_prompt':
+        this.#say('idle', this.spec.idleMessage);
+        break;
+      case 'goodbye':
+        this.#say('goodbye', this.spec.goodbyeMessage);
+        break;
+      case 'hang_up':
+        void this.#hangUp();
+        break;
+    }
+  }
+
+  #bargeIn(stage: 'paused' | 'cleared'): void {
+    const started = this.#turnState.caller.speechStartedAt;
+    if (started !== undefined) this.spec.observer.bargeIn?.(stage, Math.max(0, this.clock() - started));
+  }
+
+  // ——— utterances ———
+
+  #newUtterance(kind: TurnRecord['kind'], userText: string, marks: TurnMarks): Utterance {
+    const abort = new AbortController();
+    const id = ++this.#utteranceSeq;
+    this.#playout.begin(id);
+    const lane = new SpeechLane({
+      adapter: this.spec.tts.adapter,
+      candidates: this.spec.plan.tts,
+      format: this.spec.format,
+      voice: this.spec.tts.voice,
+      signal: abort.signal,
+      clock: this.clock,
+      onAudio: (audio) => {
+        if (this.#utterance?.id === id) {
+          marks.ttsFirstByteAt ??= this.clock();
+          this.#playout.enqueue(id, audio);
+        }
+      },
+      onFallback: (from, error, next) => this.#fallback('tts', from, error, next),
+    });
+    const utterance: Utterance = {
+      id,
+      kind,
+      abort,
+      lane,
+      marks,
+      startedAt: this.#wall(marks.callerSpeechStartedAt ?? this.clock()),
+      userText,
+      provider: null,
+      text: '',
+      toolCalls: [],
+      finished: false,
+    };
+    this.#utterance = utterance;
+    return utterance;
+  }
+
+  /** Speaks fixed text (greeting, idle prompt, goodbye). */
+  #say(kind: TurnRecord['kind'], text: string): void {
+    const utterance = this.#newUtterance(kind, '', {});
+    utterance.text = text;
+    utterance.lane.send(text);
+    void this.#endLane(utterance);
+  }
+
+  #answer(userText: string, marks: TurnMarks): void {
+    const utterance = this.#newUtterance('reply', userText, marks);
+    void (async () => {
+      const result = await generateAnswer({
+        messages: this.spec.conversation.messages(),
+        tools: this.spec.tools,
+        candidates: this.spec.plan.llm,
+        adapterFor: this.spec.llmAdapterFor,
+        parameters: this.spec.llmParameters,
+        lane: utterance.lane,
+        signal: utterance.abort.signal,
+        clock: this.clock,
+        marks,
+        budgetMs: this.spec.llmBudgetMs ?? 10_000,
+        onFallback: (from, error, next) => this.#fallback('llm', from, error, next),
+      });
+      if (utterance.abort.signal.aborted) return;
+      this.#afterAnswer(utterance, result);
+      await this.#endLane(utterance);
+    })().catch((error: unknown) => this.spec.log.warn({ err: error }, 'answer failed'));
+  }
+
+  #afterAnswer(utterance: Utterance, result: AnswerResult): void {
+    utterance.provider = result.provider;
+    utterance.text = result.text;
+    utterance.toolCalls = result.toolCalls;
+    if (result.provider === null) {
+      // No model answered: say so, rather than leave the caller in silence.
+      utterance.text = APOLOGY;
+      utterance.lane.send(APOLOGY);
+      this.#record(() =>
+        this.spec.recorder.event('call.llm_unavailable', {
+          reason: result.failure?.message ?? 'no language model',
+        }),
+      );
+      return;
+    }
+    for (const call of result.toolCalls) {
+      if (call.name === 'end_call') {
+        utterance.lane.send(this.spec.goodbyeMessage);
+        utterance.text = `${utterance.text} ${this.spec.goodbyeMessage}`.trim();
+        this.#input({ type: 'finish_after_response', at: this.clock() });
+        this.#record(() => this.spec.recorder.event('call.tool', { name: 'end_call' }));
+      } else if (call.name === 'transfer_call') {
+        const to = transferTarget(call, this.spec.tools);
+        if (!to) continue;
+        utterance.lane.send(this.spec.transferMessage);
+        utterance.text = `${utterance.text} ${this.spec.transferMessage}`.trim();
+        utterance.afterPlayed = async () => {
+          await this.spec.recorder.transfer(to);
+        };
+        this.#input({ type: 'finish_after_response', at: this.clock() });
+        this.#record(() => this.spec.recorder.event('call.tool', { name: 'transfer_call', to }));
+      }
+    }
+  }
+
+  async #endLane(utterance: Utterance): Promise<void> {
+    await utterance.lane.end();
+    if (utterance.abort.signal.aborted || this.#utterance?.id !== utterance.id) return;
+    const marks = utterance.marks;
+    marks.ttsRequestAt ??= utterance.lane.timing.requestedAt;
+    if (utterance.lane.error && utterance.lane.spoken.audioMs === 0) {
+      this.#record(() =>
+        this.spec.recorder.event('call.tts_unavailable', { reason: utterance.lane.error?.message }),
+      );
+    }
+    this.#playout.finish(utterance.id);
+  }
+
+  #onAudible(id: number, at: number): void {
+    const utterance = this.#utterance;
+    if (utterance?.id !== id) return;
+    utterance.marks.firstAudioSentAt ??= at;
+    utterance.marks.ttsRequestAt ??= utterance.lane.timing.requestedAt;
+    this.#input({ type: 'response_audible', at });
+  }
+
+  #onPlayed(id: number, at: number): void {
+    const utterance = this.#utterance;
+    if (utterance?.id !== id || utterance.finished) return;
+    this.#closeUtterance(utterance, Number.POSITIVE_INFINITY, false);
+    const afterPlayed = utterance.afterPlayed;
+    if (afterPlayed)
+      void afterPlayed().catch((error: unknown) =>
+        this.spec.log.warn({ err: error }, 'after-utterance action failed'),
+      );
+    this.#input({ type: 'response_done', at });
+  }
+
+  /** Ends an utterance: the conversation keeps what was heard, the records get the turn. */
+  #closeUtterance(utterance: Utterance, heardMs: number, interrupted: boolean): void {
+    utterance.finished = true;
+    if (interrupted) utterance.abort.abort();
+    const heard = interrupted ? utterance.lane.spoken.heard(heardMs) : utterance.text;
+    this.spec.conversation.assistant(heard, interrupted ? [] : utterance.toolCalls);
+    for (const call of interrupted ? [] : utterance.toolCalls)
+      this.spec.conversation.toolResult(
+        call.id,
+        call.name === 'end_call' || call.name === 'transfer_call' ? 'done' : 'This tool is not available.',
+      );
+    const now = this.clock();
+    if (heard) {
+      const spokeAt = utterance.marks.firstAudioSentAt ?? now;
+      this.#record(() =>
+        this.spec.recorder.transcript({
+          speaker: 'assistant',
+          text: heard,
+          startedAt: this.#wall(spokeAt),
+          endedAt: this.#wall(now),
+        }),
+      );
+    }
+    const turn: TurnRecord = {
+      position: this.#turnPosition++,
+      kind: utterance.kind,
+      startedAt: utterance.startedAt,
+      userText: utterance.userText,
+      assistantText: heard,
+      interrupted,
+      llmProvider: utterance.provider,
+      marks: utterance.marks,
+      measurements: measure(utterance.marks),
+    };
+    this.spec.observer.turn?.(turn);
+    this.#record(() => this.spec.recorder.turn(turn));
+  }
+
+  #fallback(
+    kind: 'llm' | 'stt' | 'tts',
+    from: Candidate,
+    error: ProviderError,
+    next: Candidate | undefined,
+  ): void {
+    this.spec.observer.vendorFailure?.(kind, from.provider, error.retryable);
+    this.#record(() =>
+      this.spec.recorder.event('call.vendor_fallback', {
+        kind,
+        provider: from.provider,
+        key: from.label,
+        error: error.message,
+        status: error.status ?? null,
+        next: next ? { provider: next.provider, key: next.label } : null,
+      }),
+    );
+  }
+
+  async #hangUp(): Promise<void> {
+    try {
+      await this.spec.recorder.hangUp();
+    } catch (error) {
+      this.spec.log.warn({ err: error }, 'hang-up failed');
+    }
+    this.spec.send.close();
+  }
+
+  #record(write: () => Promise<unknown>): void {
+    this.#records = this.#records.then(write).catch((error: unknown) => {
+      this.spec.log.warn({ err: error }, 'a call record was not written');
+    });
+  }
+}
