@@ -4,7 +4,7 @@
  * Pure; `push` returns the pieces completed by the new text, `flush` the rest.
  */
 const SENTENCE_END = /[.!?…。！？](?:["'”’)\]]*)\s/;
-const CLAUSE_END = /[,;:—–](?:\s)/;
+const CLAUSE_END = /[,;:—–]\s/g;
 /** A first clause shorter than this waits for more (a lone "Well," sounds clipped). */
 const MIN_FIRST_CLAUSE = 24;
 
@@ -38,8 +38,8 @@ export class SentenceSplitter {
     const sentence = SENTENCE_END.exec(this.#buffer);
     if (sentence) return sentence.index + sentence[0].length;
     if (!this.#sentFirst) {
-      const clause = CLAUSE_END.exec(this.#buffer);
-      if (clause && clause.index >= MIN_FIRST_CLAUSE) return clause.index + clause[0].length;
+      for (const clause of this.#buffer.matchAll(CLAUSE_END))
+        if (clause.index >= MIN_FIRST_CLAUSE) return clause.index + clause[0].length;
     }
     return undefined;
   }
