@@ -199,6 +199,26 @@ describe('tts_a', () => {
     }
   });
 
+  it('keeps a stream opened early alive with a single space until text comes', async () => {
+    const idle = new TtsASimulator({ ttfbMs: 0, inactivityTimeoutMs: 200 });
+    idle.addKey(KEY);
+    try {
+      const early = new TtsAAdapter({ keepAliveMs: 50 });
+      const stream = await early.open(options({ baseUrl: await idle.start() }));
+      const events = collect(stream.events);
+      // Longer than the vendor's inactivity time-out: only the keep-alives hold the stream open.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      stream.sendText('At last.');
+      stream.end();
+      expect((await events).at(-1)).toEqual({ type: 'final' });
+      const messages = idle.connections[0]!.messages;
+      expect(messages.filter((message) => message.text === ' ').length).toBeGreaterThan(2);
+      expect(messages.slice(-2)).toEqual([{ text: 'At last. ' }, { text: '' }]);
+    } finally {
+      await idle.stop();
+    }
+  });
+
   it('fails on an error frame sent mid-audio', async () => {
     own.failAfterAudio(100, 'internal_server_error');
     const stream = await adapter.open(options());

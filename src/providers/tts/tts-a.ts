@@ -21,6 +21,12 @@ import {
 import type { TtsAdapter, TtsEvent, TtsStream, TtsStreamOptions } from './types.js';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * The vendor ends a stream that gets no text for 20 s (`input_timeout_exceeded`). A stream opened
+ * early, while the language model thinks or a tool runs, is kept alive with a single space, which the
+ * vendor documents as the keep-alive (an empty text would end the stream).
+ */
+const DEFAULT_KEEP_ALIVE_MS = 10_000;
 /** How much of a refused handshake's body is read for its error code. */
 const MAX_REFUSAL_BODY = 4_096;
 
@@ -53,6 +59,11 @@ export function ttsAStreamUrl(options: TtsStreamOptions): string {
 
 export class TtsAAdapter implements TtsAdapter {
   readonly id: TtsProvider = TTS_A;
+  readonly #keepAliveMs: number;
+
+  constructor(options: { keepAliveMs?: number } = {}) {
+    this.#keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
+  }
 
   async open(options: TtsStreamOptions): Promise<TtsStream> {
     const url = ttsAStreamUrl(options);
@@ -61,7 +72,7 @@ export class TtsAAdapter implements TtsAdapter {
     const socket = new WebSocket(url, { headers: { 'xi-api-key': options.apiKey } });
     await connect(socket, options);
     timing.connectedAt = performance.now();
-    return new TtsAStream(socket, options, timing);
+    return new TtsAStream(socket, options, timing, this.#keepAliveMs);
   }
 }
 
@@ -149,12 +160,16 @@ class TtsAStream implements TtsStream {
   readonly #channel: Channel<TtsEvent>;
   #ended = false;
   #done = false;
+  readonly #keepAlive: NodeJS.Timeout;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly options: TtsStreamOptions,
     readonly timing: RequestTiming,
+    keepAliveMs: number,
   ) {
+    this.#keepAlive = setTimeout(() => this.#send({ text: ' ' }), keepAliveMs);
+    this.#keepAlive.unref();
     this.#channel = new Channel<TtsEvent>(() => this.#close());
     this.events = dropAfterAbort(this.#channel, options.signal);
     options.signal.addEventListener('abort', this.#onAbort, { once: true });
@@ -187,6 +202,9 @@ class TtsAStream implements TtsStream {
   #send(message: Record<string, unknown>): void {
     if (this.#done || this.socket.readyState !== WebSocket.OPEN) return;
     this.socket.send(JSON.stringify(message));
+    // Every message counts as activity; after the end of stream the vendor no longer waits for text.
+    if (this.#ended) clearTimeout(this.#keepAlive);
+    else this.#keepAlive.refresh();
   }
 
   #onMessage(data: RawData, isBinary: boolean): void {
@@ -253,6 +271,7 @@ class TtsAStream implements TtsStream {
 
   #finish(): void {
     this.#done = true;
+    clearTimeout(this.#keepAlive);
     this.timing.endedAt = performance.now();
     this.options.signal.removeEventListener('abort', this.#onAbort);
   }
