@@ -1,0 +1,14 @@
+/**
+ * The text-to-speech adapters, one per provider id. Unlike the carriers', their base URL and key come
+ * with each stream (`TtsStreamOptions`), since an organization may bring its own key; a provider
+ * without an adapter yet is absent, and the session treats it as unavailable.
+ */
+import type { TtsProvider } from '../ids.js';
+import { TtsAAdapter } from './tts-a.js';
+import type { TtsAdapter } from './types.js';
+
+export type TtsAdapters = Partial<Record<TtsProvider, TtsAdapter>>;
+
+export function createTtsAdapters(): TtsAdapters {
+  return { tts_a: new TtsAAdapter() };
+}
