@@ -264,6 +264,42 @@ describe('openai-chat: the dialect', () => {
     }
   });
 
+  it('takes a whole completion from an endpoint that does not stream', async () => {
+    const completion = {
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: 'Checking.',
+            tool_calls: [
+              { id: 'call_w', type: 'function', function: { name: 'look', arguments: '{"q":1}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
+    };
+    const plain = await cannedServer(200, { 'content-type': 'application/json' }, JSON.stringify(completion));
+    const junk = await cannedServer(200, { 'content-type': 'application/json' }, '{"hello":"world"}');
+    try {
+      const outcome = await collect(adapter.stream(request({ baseUrl: plain.baseUrl })));
+      expect(outcome.events.map((e) => e.type)).toEqual(['text', 'tool_call', 'done']);
+      expect(outcome.text).toBe('Checking.');
+      expect(outcome.toolCalls).toEqual([{ id: 'call_w', name: 'look', arguments: '{"q":1}' }]);
+      expect(outcome.done?.usage).toEqual({ promptTokens: 9, completionTokens: 4 });
+      expect(providerError(await collect(adapter.stream(request({ baseUrl: junk.baseUrl })))).retryable).toBe(
+        true,
+      );
+    } finally {
+      await plain.close();
+      await junk.close();
+    }
+  });
+
   it('an error body that is not JSON still gives a typed error', async () => {
     const proxy = await cannedServer(502, { 'content-type': 'text/html' }, '<html>Bad gateway</html>');
     try {
@@ -357,6 +393,30 @@ describe('the simulator on the wire', () => {
     const last = JSON.parse(second.at(-2)!);
     expect(last.choices).toEqual([]);
     expect(last.usage.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it("serves a key's own script before the '*' one, then the respond hook, and records what it was asked", async () => {
+    sim.setScript('*', [{ text: 'For anyone.' }]);
+    sim.setScript('sk-own', [{ text: 'Just for you.' }]);
+    sim.respond((request) => ({ text: `Hook saw ${request.messages.length} message.` }));
+    sim.pacing.wordsPerToken = 2;
+    const contents = async (key: string) => {
+      const text = await (
+        await post({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true }, key)
+      ).text();
+      return dataOf(text)
+        .slice(0, -1)
+        .map((d) => JSON.parse(d).choices[0]?.delta.content)
+        .filter((c) => typeof c === 'string' && c !== '');
+    };
+    expect(await contents('sk-own')).toEqual(['Just for', ' you.']);
+    expect(await contents('sk-own')).toEqual(['For anyone.']);
+    expect(await contents('sk-own')).toEqual(['Hook saw', ' 1 message.']);
+    expect(sim.requests.map((r) => [r.key, r.model, r.status, r.completed])).toEqual([
+      ['sk-own', 'm', 200, true],
+      ['sk-own', 'm', 200, true],
+      ['sk-own', 'm', 200, true],
+    ]);
   });
 
   it('once a key is added refuses others with 401 invalid_api_key, and refuses malformed bodies with 400', async () => {

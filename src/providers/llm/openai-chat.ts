@@ -50,6 +50,27 @@ export class OpenAiChatAdapter implements LlmAdapter {
         throw await this.#refusal(response, request.apiKey);
       }
       if (!response.body) throw this.#broken('the answer had no body');
+      if ((response.headers.get('content-type') ?? '').includes('application/json')) {
+        // An endpoint that ignores `stream: true` answers the whole completion at once.
+        const chunks = new ChatChunkAssembler();
+        let text: string;
+        try {
+          text = await response.text();
+        } catch (error) {
+          if (request.signal.aborted) return;
+          throw timedOut ? this.#timeout(error) : this.#broken('the answer broke off', error);
+        }
+        const whole = parseChunk(text) as { choices?: unknown; error?: unknown } | undefined;
+        if (!Array.isArray(whole?.choices) && !whole?.error)
+          throw this.#broken('the answer was no completion');
+        const outcome = chunks.add(wholeAsChunk(whole));
+        if (outcome.error) throw this.#reported(outcome.error);
+        timing.firstByteAt = timing.endedAt = performance.now();
+        for (const piece of outcome.text) yield { type: 'text', text: piece };
+        for (const call of chunks.toolCalls()) yield { type: 'tool_call', call };
+        yield { type: 'done', finishReason: chunks.finishReason(), usage: chunks.usage(), timing };
+        return;
+      }
 
       const reader = response.body.getReader();
       const sse = new SseReader();
@@ -70,16 +91,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
             return;
           }
           const outcome = chunks.add(parseChunk(data));
-          if (outcome.error) {
-            throw new ProviderError(
-              `${this.provider} reported an error mid-stream: ${outcome.error.message}`,
-              {
-                provider: this.provider,
-                retryable: true,
-                code: outcome.error.code ?? outcome.error.type,
-              },
-            );
-          }
+          if (outcome.error) throw this.#reported(outcome.error);
           if (outcome.output && timing.firstByteAt === undefined) {
             timing.firstByteAt = performance.now();
             clearTimeout(timer);
@@ -128,6 +140,15 @@ export class OpenAiChatAdapter implements LlmAdapter {
         retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
       },
     );
+  }
+
+  /** An error the vendor reported inside a successful answer (an error event, an error finish). */
+  #reported(error: { message: string; code?: string; type?: string }): ProviderError {
+    return new ProviderError(`${this.provider} reported an error mid-stream: ${error.message}`, {
+      provider: this.provider,
+      retryable: true,
+      code: error.code ?? error.type,
+    });
   }
 
   #timeout(cause: unknown): ProviderError {
@@ -208,6 +229,17 @@ function wireMessage(message: ChatMessage): Record<string, unknown> {
     default:
       return { role: message.role, content: message.content };
   }
+}
+
+/** A whole chat.completion read as one chunk: its message is the delta of everything. */
+function wholeAsChunk(completion: unknown): unknown {
+  if (typeof completion !== 'object' || completion === null) return completion;
+  const record = completion as { choices?: unknown; error?: unknown; usage?: unknown };
+  if (!Array.isArray(record.choices)) return record;
+  return {
+    ...record,
+    choices: record.choices.map((choice: { message?: unknown }) => ({ ...choice, delta: choice?.message })),
+  };
 }
 
 function parseChunk(data: string): unknown {
