@@ -190,7 +190,7 @@ export function runLlmConformance(target: LlmConformanceTarget): void {
 
     describe('streaming', () => {
       it('yields text while the answer is still being written, then done with usage and timing', async () => {
-        sim.pacing.tokensPerSecond = 40;
+        sim.pacing.tokensPerSecond = 20;
         const text = 'One two three four five six.';
         sim.setScript(KEY, [{ text }]);
         const textEvents: string[] = [];
@@ -241,7 +241,7 @@ export function runLlmConformance(target: LlmConformanceTarget): void {
       });
 
       it('keeps concurrent streams apart', async () => {
-        sim.pacing.tokensPerSecond = 100;
+        sim.pacing.tokensPerSecond = 20;
         const replies = ['Alpha beta gamma.', 'Delta epsilon zeta.', 'Eta theta iota.'];
         sim.setScript(
           KEY,
