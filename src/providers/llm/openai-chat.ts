@@ -1,0 +1,313 @@
+/**
+ * The language models that speak the OpenAI chat completions dialect (llm_a, llm_c, llm_d, llm_e and
+ * custom endpoints): one streamed `POST {baseUrl}/chat/completions` per turn, read as server-sent
+ * events. Text is passed on as it arrives, because the call runtime starts speaking at the first
+ * sentence; tool calls only once the stream has finished, because their arguments are JSON that is
+ * complete only then. Failures become ProviderErrors that say whether trying again (the next key, the
+ * fallback provider) may help: a rate limit may, an exhausted quota or a wrong key will not.
+ */
+import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
+import { ChatChunkAssembler } from './openai-chat-chunks.js';
+import { SseReader } from './sse.js';
+import type { ChatMessage, ChatRequest, LlmAdapter, LlmEvent } from './types.js';
+
+const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 10_000;
+/** How much of an error answer is read: enough for the vendor's JSON error, never a whole page. */
+const ERROR_BODY_LIMIT = 8_192;
+
+export class OpenAiChatAdapter implements LlmAdapter {
+  readonly dialect = 'openai-chat';
+
+  /** `provider` names the vendor in errors (llm_a, custom…). */
+  constructor(private readonly provider: string) {}
+
+  async *stream(request: ChatRequest): AsyncGenerator<LlmEvent> {
+    if (request.signal.aborted) return;
+    const http = new AbortController();
+    const abortHttp = () => http.abort();
+    request.signal.addEventListener('abort', abortHttp, { once: true });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      http.abort();
+    }, request.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS);
+    const timing: RequestTiming = { startedAt: performance.now() };
+    // Whatever ends the iteration — the last event, an error, the reader breaking off — ends the request.
+    try {
+      let response: Response;
+      try {
+        response = await fetch(completionsUrl(request.baseUrl), {
+          method: 'POST',
+          headers: this.#headers(request.apiKey),
+          body: JSON.stringify(requestBody(request)),
+          signal: http.signal,
+        });
+      } catch (error) {
+        if (request.signal.aborted) return;
+        throw timedOut ? this.#timeout(error) : this.#unreachable(error);
+      }
+      if (!response.ok) {
+        throw await this.#refusal(response, request.apiKey);
+      }
+      if (!response.body) throw this.#broken('the answer had no body');
+      if ((response.headers.get('content-type') ?? '').includes('application/json')) {
+        // An endpoint that ignores `stream: true` answers the whole completion at once.
+        const chunks = new ChatChunkAssembler();
+        let text: string;
+        try {
+          text = await response.text();
+        } catch (error) {
+          if (request.signal.aborted) return;
+          throw timedOut ? this.#timeout(error) : this.#broken('the answer broke off', error);
+        }
+        const whole = parseChunk(text) as { choices?: unknown; error?: unknown } | undefined;
+        if (!Array.isArray(whole?.choices) && !whole?.error)
+          throw this.#broken('the answer was no completion');
+        const outcome = chunks.add(wholeAsChunk(whole));
+        if (outcome.error) throw this.#reported(outcome.error);
+        timing.firstByteAt = timing.endedAt = performance.now();
+        for (const piece of outcome.text) yield { type: 'text', text: piece };
+        for (const call of chunks.toolCalls()) yield { type: 'tool_call', call };
+        yield { type: 'done', finishReason: chunks.finishReason(), usage: chunks.usage(), timing };
+        return;
+      }
+
+      const reader = response.body.getReader();
+      const sse = new SseReader();
+      const chunks = new ChatChunkAssembler();
+      for (;;) {
+        let step: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          step = await reader.read();
+        } catch (error) {
+          if (request.signal.aborted) return;
+          throw timedOut ? this.#timeout(error) : this.#broken('the stream broke off', error);
+        }
+        for (const data of step.done ? sse.end() : sse.push(step.value)) {
+          if (data.trim() === '[DONE]') {
+            timing.endedAt = performance.now();
+            for (const call of chunks.toolCalls()) yield { type: 'tool_call', call };
+            yield { type: 'done', finishReason: chunks.finishReason(), usage: chunks.usage(), timing };
+            return;
+          }
+          const outcome = chunks.add(parseChunk(data));
+          if (outcome.error) throw this.#reported(outcome.error);
+          if (outcome.output && timing.firstByteAt === undefined) {
+            timing.firstByteAt = performance.now();
+            clearTimeout(timer);
+          }
+          for (const text of outcome.text) {
+            yield { type: 'text', text };
+            if (request.signal.aborted) return;
+          }
+        }
+        if (step.done) {
+          if (request.signal.aborted) return;
+          throw this.#broken('the stream ended without [DONE]');
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener('abort', abortHttp);
+      http.abort();
+    }
+  }
+
+  #headers(apiKey: string | null): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+    };
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    return headers;
+  }
+
+  /** The error for an answer that is not a stream: retryable or not by its status and the vendor's code. */
+  async #refusal(response: Response, apiKey: string | null): Promise<ProviderError> {
+    const described = describeErrorBody(await readLimited(response));
+    const { code, type } = described;
+    // A refused key is quoted back in the vendor's message: that message stays out of ours.
+    const message = response.status === 401 || response.status === 403 ? undefined : described.message;
+    const quotaExhausted = code === 'insufficient_quota' || type === 'insufficient_quota';
+    const retryable = isRetryableStatus(response.status) && !quotaExhausted;
+    return new ProviderError(
+      `${this.provider} answered ${response.status}${message ? `: ${withoutSecrets(message, apiKey)}` : ''}`,
+      {
+        provider: this.provider,
+        retryable,
+        status: response.status,
+        code: code ?? type,
+        retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
+      },
+    );
+  }
+
+  /** An error the vendor reported inside a successful answer (an error event, an error finish). */
+  #reported(error: { message: string; code?: string; type?: string }): ProviderError {
+    return new ProviderError(`${this.provider} reported an error mid-stream: ${error.message}`, {
+      provider: this.provider,
+      retryable: true,
+      code: error.code ?? error.type,
+    });
+  }
+
+  #timeout(cause: unknown): ProviderError {
+    return new ProviderError(`${this.provider} sent no first token in time`, {
+      provider: this.provider,
+      retryable: true,
+      code: 'first_token_timeout',
+      cause,
+    });
+  }
+
+  #unreachable(cause: unknown): ProviderError {
+    return new ProviderError(`${this.provider} could not be reached`, {
+      provider: this.provider,
+      retryable: true,
+      cause,
+    });
+  }
+
+  #broken(what: string, cause?: unknown): ProviderError {
+    return new ProviderError(`${this.provider}: ${what}`, {
+      provider: this.provider,
+      retryable: true,
+      code: 'stream_incomplete',
+      cause,
+    });
+  }
+}
+
+function completionsUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
+}
+
+/** The request body: the contract's names in the dialect's, optional parameters only when set. */
+export function requestBody(request: ChatRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: request.model,
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: request.messages.map(wireMessage),
+  };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+  const optional: Array<[string, unknown]> = [
+    ['temperature', request.temperature],
+    ['max_tokens', request.maxTokens],
+    ['top_p', request.topP],
+    ['frequency_penalty', request.frequencyPenalty],
+    ['presence_penalty', request.presencePenalty],
+    ['stop', request.stop && request.stop.length > 0 ? request.stop : undefined],
+  ];
+  for (const [name, value] of optional) if (value !== undefined) body[name] = value;
+  return body;
+}
+
+function wireMessage(message: ChatMessage): Record<string, unknown> {
+  switch (message.role) {
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    case 'assistant':
+      if (!message.toolCalls || message.toolCalls.length === 0) {
+        return { role: 'assistant', content: message.content };
+      }
+      return {
+        role: 'assistant',
+        // A turn that only called tools has no text: the dialect wants null there, not ''.
+        content: message.content === '' ? null : message.content,
+        tool_calls: message.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+/** A whole chat.completion read as one chunk: its message is the delta of everything. */
+function wholeAsChunk(completion: unknown): unknown {
+  if (typeof completion !== 'object' || completion === null) return completion;
+  const record = completion as { choices?: unknown; error?: unknown; usage?: unknown };
+  if (!Array.isArray(record.choices)) return record;
+  return {
+    ...record,
+    choices: record.choices.map((choice: { message?: unknown }) => ({ ...choice, delta: choice?.message })),
+  };
+}
+
+function parseChunk(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    // A line that is not JSON (a gateway's stray text) carries nothing we can use.
+    return undefined;
+  }
+}
+
+async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (text.length < ERROR_BODY_LIMIT) {
+      const step = await reader.read();
+      if (step.done) break;
+      text += decoder.decode(step.value, { stream: true });
+    }
+  } catch {
+    // A body cut short still says what it said so far.
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  return text.slice(0, ERROR_BODY_LIMIT);
+}
+
+/** `{"error": {"message", "type", "code"}}`, the dialect's error shape (some gateways wrap it in an array). */
+function describeErrorBody(text: string): { message?: string; code?: string; type?: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { message: text.trim().slice(0, 200) || undefined };
+  }
+  const root = Array.isArray(parsed) ? parsed[0] : parsed;
+  const error = (root as Record<string, unknown> | null)?.error ?? root;
+  if (typeof error !== 'object' || error === null) return {};
+  const { message, code, type } = error as Record<string, unknown>;
+  return {
+    message: typeof message === 'string' ? message.slice(0, 200) : undefined,
+    code: typeof code === 'string' || typeof code === 'number' ? String(code) : undefined,
+    type: typeof type === 'string' ? type : undefined,
+  };
+}
+
+/**
+ * Vendors quote the key they refused ("Incorrect API key provided: sk-abc…"), partly masked or not:
+ * neither the key nor anything shaped like one goes into our error messages (they reach logs).
+ */
+function withoutSecrets(message: string, apiKey: string | null): string {
+  let clean = apiKey ? message.split(apiKey).join('[redacted]') : message;
+  clean = clean.replace(/\b(sk|gsk|xai|AIza)[-_A-Za-z0-9*.]{4,}/g, '[redacted]');
+  return clean;
+}
+
+/** `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date). */
+export function retryAfterSeconds(headers: Headers): number | undefined {
+  const msText = headers.get('retry-after-ms');
+  const ms = msText === null || msText.trim() === '' ? Number.NaN : Number(msText);
+  if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
+  const value = headers.get('retry-after');
+  if (value === null || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
