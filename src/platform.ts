@@ -51,6 +51,7 @@ import { LambdaFunctions } from './providers/cloud/functions.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
+import { VoiceMetrics } from './voice/metrics.js';
 
 export interface PlatformOptions {
   config: Config;
@@ -76,6 +77,8 @@ export interface Platform {
   /** Signs the media-stream URLs given to carriers, and verifies them when a stream connects. */
   mediaTokens: MediaTokens;
   metrics: Registry;
+  /** The live call runtime's figures (turn latencies, barge-in, active calls…), served on /metrics. */
+  voiceMetrics: VoiceMetrics;
   services: Services;
   apiKeyUsage: ApiKeyUsage;
   authenticator: IdentityAuthenticator;
@@ -250,6 +253,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
 
   const metrics = createMetrics();
+  const voiceMetrics = new VoiceMetrics(metrics);
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
 
   let stopping: Promise<void> | undefined;
@@ -262,6 +266,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     secrets,
     mediaTokens,
     metrics,
+    voiceMetrics,
     services,
     apiKeyUsage,
     authenticator,

@@ -43,6 +43,7 @@ const TABLE_OWNERS: Record<string, string> = {
   callTranscriptSegments: 'calls',
   callSearchDocuments: 'calls',
   callEvents: 'calls',
+  callTurns: 'calls',
   messages: 'sms',
   smsIdempotencyKeys: 'sms',
   smsCompliance: 'sms-compliance',

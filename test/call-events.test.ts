@@ -1,9 +1,12 @@
 /**
  * Call events reach the assistant's `webhook_url`: one signed outgoing webhook per status change of
- * a call placed through the carrier_a simulator, in order, carrying the call as it then stood.
+ * a call placed through the carrier_a simulator, in order, carrying the call as it then stood; the
+ * event of the final status carries the call's transcript.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Tenant } from '../src/db/tenant.js';
 import { verifyWebhookSignature } from '../src/domains/webhooks/signature.js';
+import { carrierASignature } from '../src/providers/carriers/carrier-a.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { Factories } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
@@ -104,6 +107,124 @@ it('sends call.ringing, call.in_progress and call.completed to webhook_url, sign
       cost: 0.01,
       from_phone_number: '+14155558800',
       to_phone_number: '+14155558801',
+      // Nothing was said: the end-of-call event still says so.
+      transcript: [],
     },
   });
+  // Only the final status carries a transcript.
+  expect(byTime[0]!.data).not.toHaveProperty('transcript');
+  expect(byTime[1]!.data).not.toHaveProperty('transcript');
+});
+
+it('ends an answered call with call.completed carrying the transcript in spoken order', async () => {
+  const f = new Factories(t);
+  const admin = await f.user();
+  const account = {
+    account_sid: 'AC00000000000000000000000000000e02',
+    auth_token: 'events-token-transcript-0123',
+  };
+  sim.addAccount(account);
+  await t.app.inject({
+    method: 'PUT',
+    url: '/api/v1/organization',
+    headers: admin.headers,
+    payload: { carrier_a: account },
+  });
+  const assistant = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/assistants',
+    headers: admin.headers,
+    payload: { name: 'Talkative', webhook_url: `${receiverUrl}/talkative` },
+  });
+  expect(assistant.statusCode, assistant.body).toBe(201);
+  const number = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/phone-numbers',
+    headers: admin.headers,
+    payload: { phone_number: '+14155558810', provider: 'carrier_a', assistant_id: assistant.json().id },
+  });
+  expect(number.statusCode, number.body).toBe(201);
+
+  // The caller rings our number; the platform answers and the conversation is transcribed.
+  const inbound = await sim.placeInboundCall({
+    voiceUrl: `${t.baseUrl}/webhooks/carrier_a/voice`,
+    accountSid: account.account_sid,
+    from: '+14155558811',
+    to: '+14155558810',
+  });
+  expect(inbound.answer?.status, inbound.answer?.body).toBe(200);
+  const [call] = (await t.app.inject({ method: 'GET', url: '/api/v1/calls', headers: admin.headers })).json();
+  const at = Date.parse('2026-11-20T10:00:00.000Z');
+  const said = [
+    {
+      speaker: 'assistant' as const,
+      text: 'Hello, Acme here.',
+      startedAt: new Date(at),
+      endedAt: new Date(at + 1500),
+    },
+    {
+      speaker: 'user' as const,
+      text: 'Where is my parcel?',
+      startedAt: new Date(at + 2000),
+      endedAt: new Date(at + 3200),
+    },
+    {
+      speaker: 'assistant' as const,
+      text: 'It arrives today.',
+      startedAt: new Date(at + 3900),
+      endedAt: new Date(at + 5000),
+    },
+  ];
+  const records = t.platform.services.callRecords;
+  await records.appendTranscript(new Tenant(admin.organizationId), call.id, said.slice(0, 2));
+  await records.appendTranscript(new Tenant(admin.organizationId), call.id, said.slice(2));
+
+  // The carrier reports the answer, then the end, as its status callbacks do.
+  const url = `${t.baseUrl}/webhooks/carrier_a/status?call_id=${call.id}`;
+  const statuses: Array<Record<string, string>> = [
+    { CallStatus: 'in-progress' },
+    { CallStatus: 'completed', CallDuration: '5' },
+  ];
+  for (const params of statuses) {
+    const form = { CallSid: inbound.callSid, AccountSid: account.account_sid, ...params };
+    const status = await t.app.inject({
+      method: 'POST',
+      url: url.replace(t.baseUrl!, ''),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': carrierASignature(account.auth_token, url, form),
+      },
+      payload: new URLSearchParams(form).toString(),
+    });
+    expect(status.statusCode, status.body).toBe(204);
+  }
+
+  const ours = () =>
+    received
+      .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+      .filter((event) => event.data.call_id === call.id);
+  const completed = await waitFor(() => ours().find((event) => event.type === 'call.completed'), 15_000);
+  expect(completed.data).toMatchObject({ status: 'completed', direction: 'inbound', duration: 5 });
+  expect(completed.data.transcript).toEqual([
+    {
+      speaker: 'assistant',
+      text: 'Hello, Acme here.',
+      started_at: '2026-11-20T10:00:00.000Z',
+      ended_at: '2026-11-20T10:00:01.500Z',
+    },
+    {
+      speaker: 'user',
+      text: 'Where is my parcel?',
+      started_at: '2026-11-20T10:00:02.000Z',
+      ended_at: '2026-11-20T10:00:03.200Z',
+    },
+    {
+      speaker: 'assistant',
+      text: 'It arrives today.',
+      started_at: '2026-11-20T10:00:03.900Z',
+      ended_at: '2026-11-20T10:00:05.000Z',
+    },
+  ]);
+  const answered = await waitFor(() => ours().find((event) => event.type === 'call.in_progress'), 15_000);
+  expect(answered.data).not.toHaveProperty('transcript');
 });

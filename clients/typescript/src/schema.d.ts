@@ -1282,6 +1282,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/calls/{call_id}/turns': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The call's turns in order: what was said and how long each stage took
+     * @description One entry per turn the live call runtime finished: the greeting (position 0), each answer to the caller, idle prompts and the goodbye, with the latency figures of the turn in milliseconds (null where the turn had no such stage) and the raw moments they derive from. A call still under way shows the turns finished so far.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
+     */
+    get: operations['getCallTurns'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/calls/{call_id}/end': {
     parameters: {
       query?: never;
@@ -2887,6 +2909,18 @@ export interface components {
       cost: number | null;
       started_at: string | null;
       ended_at: string | null;
+      /** @description Only on the events of a final status (`call.completed`, `call.busy`, `call.no_answer`, `call.failed`, `call.canceled`): everything said on the call, in spoken order (`user` is the caller), as `GET /api/v1/calls/{call_id}/transcript` answers it; `[]` when nothing was. */
+      transcript?: components['schemas']['CallEventTranscriptSegment'][];
+    };
+    /** CallEventTranscriptSegment */
+    CallEventTranscriptSegment: {
+      /** @enum {string} */
+      speaker: 'user' | 'assistant';
+      text: string;
+      /** Format: date-time */
+      started_at: string;
+      /** Format: date-time */
+      ended_at: string;
     };
     /**
      * CallInitiate
@@ -2930,6 +2964,29 @@ export interface components {
       call_sid: string;
       /** @description The call record */
       call_id: number;
+    };
+    /** CallTurn */
+    CallTurn: {
+      /** @description 0 for the greeting, then 1, 2, 3… */
+      position: number;
+      /** @enum {string} */
+      kind: 'greeting' | 'reply' | 'idle' | 'goodbye';
+      /** Format: date-time */
+      started_at: string;
+      /** @description What the caller said (empty for a greeting or idle prompt) */
+      user_text: string;
+      /** @description What the assistant said, as far as the caller heard it */
+      assistant_text: string;
+      /** @description The caller interrupted the assistant */
+      interrupted: boolean;
+      llm_provider: string | null;
+      end_to_end_ms: number | null;
+      endpointing_ms: number | null;
+      stt_delay_ms: number | null;
+      llm_ttft_ms: number | null;
+      tts_ttfb_ms: number | null;
+      platform_ms: number | null;
+      marks: components['schemas']['TurnMarks'];
     };
     /** Campaign */
     Campaign: {
@@ -3995,6 +4052,34 @@ export interface components {
       /** Format: date-time */
       ended_at: string;
     };
+    /**
+     * TurnMarks
+     * @description Milliseconds since the call’s live session started (monotonic clock, 0.1 ms steps); a moment that did not happen is absent
+     */
+    TurnMarks: {
+      /** @description The caller started speaking (voice activity) */
+      caller_speech_started_at?: number;
+      /** @description The caller stopped speaking (the start of the silence that ended the turn) */
+      caller_speech_ended_at?: number;
+      /** @description The final transcript of the turn’s last words arrived */
+      stt_final_at?: number;
+      /** @description The caller’s turn was judged over */
+      turn_end_decided_at?: number;
+      /** @description The language model was asked */
+      llm_request_at?: number;
+      /** @description Its first token arrived */
+      llm_first_token_at?: number;
+      /** @description The first sentence to speak was complete */
+      first_sentence_at?: number;
+      /** @description The first text went to the voice */
+      tts_request_at?: number;
+      /** @description The voice’s first audio arrived */
+      tts_first_byte_at?: number;
+      /** @description The first audio of the answer went to the carrier */
+      first_audio_sent_at?: number;
+      /** @description The carrier reported that audio played */
+      first_mark_played_at?: number;
+    };
     /** User */
     User: {
       id: number;
@@ -4159,8 +4244,10 @@ export type AssistantUpdate = components['schemas']['AssistantUpdate'];
 export type Call = components['schemas']['Call'];
 export type CallEvent = components['schemas']['CallEvent'];
 export type CallEventData = components['schemas']['CallEventData'];
+export type CallEventTranscriptSegment = components['schemas']['CallEventTranscriptSegment'];
 export type CallInitiate = components['schemas']['CallInitiate'];
 export type CallInitiated = components['schemas']['CallInitiated'];
+export type CallTurn = components['schemas']['CallTurn'];
 export type Campaign = components['schemas']['Campaign'];
 export type CampaignContact = components['schemas']['CampaignContact'];
 export type CampaignCreate = components['schemas']['CampaignCreate'];
@@ -4207,6 +4294,7 @@ export type TestEvent = components['schemas']['TestEvent'];
 export type TestEventData = components['schemas']['TestEventData'];
 export type TokenBody = components['schemas']['TokenBody'];
 export type TranscriptSegment = components['schemas']['TranscriptSegment'];
+export type TurnMarks = components['schemas']['TurnMarks'];
 export type User = components['schemas']['User'];
 export type ValidationError = components['schemas']['ValidationError'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
@@ -8772,6 +8860,49 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['TranscriptSegment'][];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  getCallTurns: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallTurn'][];
         };
       };
       401: components['responses']['Unauthorized'];

@@ -1,6 +1,17 @@
-/** Telephony: call records and the events of each call. */
+/** Telephony: call records, their transcripts and turns, and the events of each call. */
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import type { TurnMarks } from '../../voice/turn-metrics.js';
 import { assistants } from './assistants.js';
 import { oneOf } from './checks.js';
 import { money, timestamps, tsvector } from './columns.js';
@@ -91,6 +102,47 @@ export const callTranscriptSegments = pgTable(
     uniqueIndex('call_transcript_segments_call_position_key').on(t.callId, t.position),
     check('call_transcript_segments_speaker_check', oneOf(t.speaker, TRANSCRIPT_SPEAKERS)),
     check('call_transcript_segments_times_check', sql`${t.endedAt} >= ${t.startedAt}`),
+  ],
+);
+
+/** What a turn of a call was: the greeting, an answer to the caller, an idle prompt, the goodbye. */
+export const TURN_KINDS = ['greeting', 'reply', 'idle', 'goodbye'] as const;
+export type TurnKind = (typeof TURN_KINDS)[number];
+
+/**
+ * One turn of a call as the live runtime recorded it: what was said and how long each stage took
+ * (runtime.md §5). The six figures are columns, so they can be averaged and filtered in SQL; the raw
+ * moments they derive from stay in `marks` (milliseconds since the session started, 0.1 ms steps).
+ */
+export const callTurns = pgTable(
+  'call_turns',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: organizationColumn(),
+    callId: integer('call_id')
+      .notNull()
+      .references(() => calls.id, { onDelete: 'cascade' }),
+    /** 0 for the greeting, then 1, 2, 3… within the call. */
+    position: integer('position').notNull(),
+    kind: text('kind').$type<TurnKind>().notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    userText: text('user_text').notNull(),
+    assistantText: text('assistant_text').notNull(),
+    interrupted: boolean('interrupted').notNull(),
+    llmProvider: text('llm_provider'),
+    endToEndMs: integer('end_to_end_ms'),
+    endpointingMs: integer('endpointing_ms'),
+    sttDelayMs: integer('stt_delay_ms'),
+    llmTtftMs: integer('llm_ttft_ms'),
+    ttsTtfbMs: integer('tts_ttfb_ms'),
+    platformMs: integer('platform_ms'),
+    marks: jsonb('marks').$type<TurnMarks>().notNull().default({}),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('call_turns_call_position_key').on(t.callId, t.position),
+    check('call_turns_kind_check', oneOf(t.kind, TURN_KINDS)),
+    check('call_turns_position_check', sql`${t.position} >= 0`),
   ],
 );
 

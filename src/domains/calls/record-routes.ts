@@ -1,6 +1,6 @@
 /**
  * /api/v1/calls: the organization's call records — listing, search, export, one call, its
- * transcript, and hanging up. `search` and `export` are static paths, which the router always
+ * transcript and turns, and hanging up. `search` and `export` are static paths, which the router always
  * prefers to `/:call_id`, so neither is ever read as a call id.
  */
 import { Readable } from 'node:stream';
@@ -15,7 +15,7 @@ import { iso, Nullable, Timestamp } from '../../lib/schema.js';
 import { EXPORT_FILES, type ExportFormat } from './export.js';
 import type { CallRecords } from './records.js';
 import type { CallFilter } from './store.js';
-import { CallOut, CallStatusSchema, callView } from './views.js';
+import { CallOut, CallStatusSchema, callView, TurnOut, turnView } from './views.js';
 
 const tags = ['calls'];
 const SegmentOut = Type.Object(
@@ -194,6 +194,29 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
         started_at: iso(segment.startedAt),
         ended_at: iso(segment.endedAt),
       }));
+    },
+  );
+
+  app.get(
+    '/api/v1/calls/:call_id/turns',
+    {
+      config: { access: access.area('calls') },
+      schema: {
+        tags,
+        operationId: 'getCallTurns',
+        summary: "The call's turns in order: what was said and how long each stage took",
+        description:
+          'One entry per turn the live call runtime finished: the greeting (position 0), each answer to ' +
+          'the caller, idle prompts and the goodbye, with the latency figures of the turn in milliseconds ' +
+          '(null where the turn had no such stage) and the raw moments they derive from. A call still ' +
+          'under way shows the turns finished so far.',
+        params: IdParam('call_id'),
+        response: { 200: Type.Array(TurnOut), ...errors({ 404: 'Call not found in your organization' }) },
+      },
+    },
+    async (request) => {
+      const turns = await records.turns(principalOf(request), request.params.call_id);
+      return turns.map(turnView);
     },
   );
 

@@ -1,13 +1,14 @@
 /**
- * Call records as the API shows them: listing, one call, its transcript, hanging up a live call,
- * full-text search and the streamed export. Placing calls and applying carrier statuses stay in
+ * Call records as the API shows them: listing, one call, its transcript and turns, hanging up a live
+ * call, full-text search and the streamed export. Placing calls and applying carrier statuses stay in
  * `service.ts`; this is what users do with the records afterwards.
  */
 import type { Database, Db } from '../../db/client.js';
-import { FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
+import { FINAL_CALL_STATUSES, TURN_KINDS } from '../../db/schema/telephony.js';
 import type { Tenant } from '../../db/tenant.js';
 import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
 import { ProviderError } from '../../providers/errors.js';
+import type { TurnRecord } from '../../voice/turn-metrics.js';
 import { conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
@@ -16,11 +17,16 @@ import { searchCalls } from './search.js';
 import { MIN_QUERY_LENGTH, readSearchQuery } from './search-terms.js';
 import * as store from './store.js';
 import { appendTranscriptSegments, type NewTranscriptSegment, transcriptOf } from './transcripts.js';
+import { type CallTurnRow, insertTurn, turnsOf } from './turns.js';
 
 /** Rows per cursor fetch in an export: large enough to be fast, small enough to stay flat. */
 const EXPORT_BATCH_ROWS = 1000;
 /** The longest transcript segment stored, in characters. */
 export const MAX_SEGMENT_TEXT = 10_000;
+/** The longest provider id a turn names. */
+const MAX_PROVIDER_ID = 100;
+/** The largest value of an integer column: turn positions and milliseconds (about 24 days). */
+const MAX_INT32 = 2_147_483_647;
 
 export class CallRecords {
   constructor(
@@ -46,6 +52,12 @@ export class CallRecords {
   async transcript(principal: Principal, callId: number) {
     await this.get(principal, callId);
     return transcriptOf(this.deps.db, principal.tenant, callId);
+  }
+
+  /** The call's turns in order: what was said and how long each stage took. */
+  async turns(principal: Principal, callId: number): Promise<CallTurnRow[]> {
+    await this.get(principal, callId);
+    return turnsOf(this.deps.db, principal.tenant, callId);
   }
 
   /**
@@ -124,6 +136,42 @@ export class CallRecords {
         throw invalidField(['segments', index, 'ended_at'], 'Ends before it starts');
     }
     return appendTranscriptSegments(this.deps.db, tenant, callId, segments);
+  }
+
+  /**
+   * Stores a finished turn of a call — the store function the live call runtime calls at the end of
+   * each turn. A turn written again at its position replaces the first write. Undefined when the call
+   * is not the organization's.
+   */
+  async recordTurn(tenant: Tenant, callId: number, turn: TurnRecord): Promise<CallTurnRow | undefined> {
+    checkTurn(turn);
+    return insertTurn(this.deps.db, tenant, callId, turn);
+  }
+}
+
+/** What the database would refuse, or should not hold, refused first with the field it concerns. */
+function checkTurn(turn: TurnRecord): void {
+  if (!Number.isInteger(turn.position) || turn.position < 0 || turn.position > MAX_INT32)
+    throw invalidField(['turn', 'position'], 'A whole number from 0');
+  if (!TURN_KINDS.includes(turn.kind))
+    throw invalidField(['turn', 'kind'], `One of ${TURN_KINDS.join(', ')}`);
+  if (Number.isNaN(turn.startedAt.getTime())) throw invalidField(['turn', 'started_at'], 'Not a date');
+  for (const [field, text] of [
+    ['user_text', turn.userText],
+    ['assistant_text', turn.assistantText],
+  ] as const) {
+    if (text.length > MAX_SEGMENT_TEXT)
+      throw invalidField(['turn', field], `At most ${MAX_SEGMENT_TEXT} characters`);
+  }
+  if (turn.llmProvider !== null && turn.llmProvider.length > MAX_PROVIDER_ID)
+    throw invalidField(['turn', 'llm_provider'], `At most ${MAX_PROVIDER_ID} characters`);
+  for (const [name, ms] of Object.entries(turn.measurements)) {
+    if (ms !== null && !(Number.isFinite(ms) && ms >= 0 && ms <= MAX_INT32))
+      throw invalidField(['turn', 'measurements', name], 'Milliseconds from 0 to 2147483647');
+  }
+  for (const [name, at] of Object.entries(turn.marks)) {
+    if (at !== undefined && !Number.isFinite(at))
+      throw invalidField(['turn', 'marks', name], 'Milliseconds since the session started');
   }
 }
 

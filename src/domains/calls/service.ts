@@ -29,6 +29,7 @@ import { findNumberOnPlatform } from '../phone-numbers/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
 import * as store from './store.js';
+import { type TranscriptSegmentRow, transcriptOf } from './transcripts.js';
 
 export interface InitiateCall {
   from_phone_number: string;
@@ -221,7 +222,10 @@ export class CallService {
     return created ?? (await store.unscoped.callBySid(this.deps.db, number.provider, event.callSid));
   }
 
-  /** Tells the assistant's `webhook_url`, if it has one, what happened to a call. */
+  /**
+   * Tells the assistant's `webhook_url`, if it has one, what happened to a call. The event of a final
+   * status carries the whole transcript, read in the transaction that ends the call.
+   */
   async #emit(
     tx: Executor,
     jobs: JobEnqueuer,
@@ -232,10 +236,13 @@ export class CallService {
     if (!call.assistantId) return;
     const urls = await assistantEventUrls(tx, tenant, call.assistantId);
     if (!urls?.webhookUrl) return;
+    const transcript = FINAL_CALL_STATUSES.includes(call.status)
+      ? { transcript: (await transcriptOf(tx, tenant, call.id)).map(transcriptEventSegment) }
+      : {};
     await this.deps.webhooks.emit({ tx, jobs }, tenant, {
       url: urls.webhookUrl,
       type: type.replace(/-/g, '_'),
-      data: callEventData(call),
+      data: { ...callEventData(call), ...transcript },
     });
   }
 
@@ -396,6 +403,16 @@ export function callEventData(call: store.CallRow): Record<string, unknown> {
     cost: call.cost,
     started_at: call.startedAt?.toISOString() ?? null,
     ended_at: call.endedAt?.toISOString() ?? null,
+  };
+}
+
+/** A transcript segment as the end-of-call webhook carries it. */
+function transcriptEventSegment(segment: TranscriptSegmentRow): Record<string, unknown> {
+  return {
+    speaker: segment.speaker,
+    text: segment.text,
+    started_at: segment.startedAt.toISOString(),
+    ended_at: segment.endedAt.toISOString(),
   };
 }
 

@@ -1,8 +1,10 @@
-/** The JSON of a call record: the TypeBox schema and the function that fills it. */
-import { Type } from 'typebox';
-import { CALL_STATUSES, type CallStatus } from '../../db/schema/telephony.js';
+/** The JSON of a call record and of its turns: the TypeBox schemas and the functions that fill them. */
+import { type Static, Type } from 'typebox';
+import { CALL_STATUSES, type CallStatus, TURN_KINDS, type TurnKind } from '../../db/schema/telephony.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
+import type { TurnMarks } from '../../voice/turn-metrics.js';
 import type { CallRow } from './store.js';
+import type { CallTurnRow } from './turns.js';
 
 export const CallStatusSchema = Type.Unsafe<CallStatus>({ type: 'string', enum: [...CALL_STATUSES] });
 
@@ -51,5 +53,91 @@ export function callView(call: CallRow) {
     updated_at: iso(call.updatedAt),
     graph_session_id: call.graphSessionId,
     campaign_id: call.campaignId,
+  };
+}
+
+/** Milliseconds, null when the turn had no such stage (a greeting has no caller speech to wait for). */
+const Ms = (description: string) => Nullable(Type.Integer({ description: `${description} (ms)` }));
+/** A moment of the turn, in milliseconds since the call's live session started; absent when it did not happen. */
+const Mark = (description: string) => Type.Optional(Type.Number({ description }));
+
+export const TurnMarksOut = Type.Object(
+  {
+    caller_speech_started_at: Mark('The caller started speaking (voice activity)'),
+    caller_speech_ended_at: Mark(
+      'The caller stopped speaking (the start of the silence that ended the turn)',
+    ),
+    stt_final_at: Mark('The final transcript of the turn’s last words arrived'),
+    turn_end_decided_at: Mark('The caller’s turn was judged over'),
+    llm_request_at: Mark('The language model was asked'),
+    llm_first_token_at: Mark('Its first token arrived'),
+    first_sentence_at: Mark('The first sentence to speak was complete'),
+    tts_request_at: Mark('The first text went to the voice'),
+    tts_first_byte_at: Mark('The voice’s first audio arrived'),
+    first_audio_sent_at: Mark('The first audio of the answer went to the carrier'),
+    first_mark_played_at: Mark('The carrier reported that audio played'),
+  },
+  {
+    title: 'TurnMarks',
+    description:
+      'Milliseconds since the call’s live session started (monotonic clock, 0.1 ms steps); a moment that did not happen is absent',
+  },
+);
+
+export const TurnOut = Type.Object(
+  {
+    position: Type.Integer({ description: '0 for the greeting, then 1, 2, 3…' }),
+    kind: Type.Unsafe<TurnKind>({ type: 'string', enum: [...TURN_KINDS] }),
+    started_at: Timestamp,
+    user_text: Type.String({ description: 'What the caller said (empty for a greeting or idle prompt)' }),
+    assistant_text: Type.String({ description: 'What the assistant said, as far as the caller heard it' }),
+    interrupted: Type.Boolean({ description: 'The caller interrupted the assistant' }),
+    llm_provider: Nullable(Type.String({ description: 'The language model that answered' })),
+    end_to_end_ms: Ms('Caller speech end → first audio of the answer sent'),
+    endpointing_ms: Ms('Caller speech end → turn end decided'),
+    stt_delay_ms: Ms('Caller speech end → final transcript'),
+    llm_ttft_ms: Ms('Language model request → first token'),
+    tts_ttfb_ms: Ms('Voice request → first audio'),
+    platform_ms: Ms('End-to-end minus endpointing, LLM and TTS waits: what the platform itself added'),
+    marks: TurnMarksOut,
+  },
+  { title: 'CallTurn' },
+);
+
+const MARK_FIELDS: ReadonlyArray<[keyof TurnMarks, keyof Static<typeof TurnMarksOut>]> = [
+  ['callerSpeechStartedAt', 'caller_speech_started_at'],
+  ['callerSpeechEndedAt', 'caller_speech_ended_at'],
+  ['sttFinalAt', 'stt_final_at'],
+  ['turnEndDecidedAt', 'turn_end_decided_at'],
+  ['llmRequestAt', 'llm_request_at'],
+  ['llmFirstTokenAt', 'llm_first_token_at'],
+  ['firstSentenceAt', 'first_sentence_at'],
+  ['ttsRequestAt', 'tts_request_at'],
+  ['ttsFirstByteAt', 'tts_first_byte_at'],
+  ['firstAudioSentAt', 'first_audio_sent_at'],
+  ['firstMarkPlayedAt', 'first_mark_played_at'],
+];
+
+export function turnView(turn: CallTurnRow) {
+  const marks: Static<typeof TurnMarksOut> = {};
+  for (const [from, to] of MARK_FIELDS) {
+    const at = turn.marks[from];
+    if (at !== undefined) marks[to] = at;
+  }
+  return {
+    position: turn.position,
+    kind: turn.kind,
+    started_at: iso(turn.startedAt),
+    user_text: turn.userText,
+    assistant_text: turn.assistantText,
+    interrupted: turn.interrupted,
+    llm_provider: turn.llmProvider,
+    end_to_end_ms: turn.endToEndMs,
+    endpointing_ms: turn.endpointingMs,
+    stt_delay_ms: turn.sttDelayMs,
+    llm_ttft_ms: turn.llmTtftMs,
+    tts_ttfb_ms: turn.ttsTtfbMs,
+    platform_ms: turn.platformMs,
+    marks,
   };
 }

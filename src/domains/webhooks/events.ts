@@ -6,7 +6,7 @@
  * against real deliveries in test/openapi-contract.test.ts.
  */
 import { type TSchema, Type } from 'typebox';
-import { CALL_STATUSES } from '../../db/schema/telephony.js';
+import { CALL_STATUSES, TRANSCRIPT_SPEAKERS } from '../../db/schema/telephony.js';
 import { literalUnion, Nullable } from '../../lib/schema.js';
 import { MessageOut } from '../sms/schemas.js';
 import { TEST_EVENT_TYPE } from './service.js';
@@ -39,6 +39,25 @@ export const CallEventData = Type.Object(
     cost: Nullable(Type.Number()),
     started_at: Nullable(Type.String({ format: 'date-time' })),
     ended_at: Nullable(Type.String({ format: 'date-time' })),
+    transcript: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            speaker: literalUnion(TRANSCRIPT_SPEAKERS),
+            text: Type.String(),
+            started_at: Type.String({ format: 'date-time' }),
+            ended_at: Type.String({ format: 'date-time' }),
+          },
+          { title: 'CallEventTranscriptSegment' },
+        ),
+        {
+          description:
+            'Only on the events of a final status (`call.completed`, `call.busy`, `call.no_answer`, ' +
+            '`call.failed`, `call.canceled`): everything said on the call, in spoken order (`user` is ' +
+            'the caller), as `GET /api/v1/calls/{call_id}/transcript` answers it; `[]` when nothing was.',
+        },
+      ),
+    ),
   },
   { title: 'CallEventData', description: 'The call as it is after the change the event reports.' },
 );
