@@ -26,6 +26,8 @@ export interface ScriptedSttSimulator {
   disconnect(code: number, reason: string): void;
   handshakeDelayMs: number;
   idleTimeoutMs: number;
+  /** Delay before each message the simulator sends. */
+  latencyMs: number;
 }
 
 /** What a simulator saw of one stream, in the suite's terms. */
@@ -256,6 +258,23 @@ export function describeSttConformance(name: string, target: SttConformanceTarge
         expect(error.retryable).toBe(true);
       } finally {
         sim.handshakeDelayMs = 0;
+      }
+    });
+
+    it('times the first transcript when it arrives from a slow vendor', async () => {
+      const key = newKey();
+      sim.latencyMs = 200;
+      try {
+        const stream = await adapter.open(options(key));
+        const reading = readUntil(stream, (e) => e.type === 'transcript');
+        await speak(stream, utterance('book-appointment'));
+        const first = (await reading).at(-1);
+        expect(first?.type).toBe('transcript');
+        // Nothing can arrive before the vendor's delay (less a timer's rounding): timing is taken on arrival.
+        expect(stream.timing.firstByteAt! - stream.timing.connectedAt!).toBeGreaterThanOrEqual(190);
+        await stream.close();
+      } finally {
+        sim.latencyMs = 0;
       }
     });
 
