@@ -9,7 +9,7 @@ import { ProviderError } from '../src/providers/errors.js';
 import { parseSttAMessage, SttAAdapter, sttAListenUrl } from '../src/providers/stt/stt-a.js';
 import type { SttStreamOptions } from '../src/providers/stt/types.js';
 import { SttASimulator } from '../src/sim/stt-a.js';
-import { MULAW_8K } from '../src/voice/audio.js';
+import { MULAW_8K, pcm16ToUlaw } from '../src/voice/audio.js';
 import {
   describeSttConformance,
   readUntil,
@@ -179,6 +179,16 @@ describe('stt_a adapter and simulator', () => {
     });
     expect(metadata.duration).toBeCloseTo(audio.length / MULAW_8K.sampleRate, 3);
     expect(connection.closed).toMatchObject({ code: 1000, by: 'simulator' });
+  });
+
+  it('takes a single loud frame (a click) for noise, not speech', async () => {
+    const click = pcm16ToUlaw(Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin(i / 3))));
+    const stream = await open();
+    await speak(stream, silence(200), click, silence(600));
+    const reading = readUntil(stream, () => false);
+    await stream.close();
+    expect(await reading).toEqual([]);
+    expect(sim.connections.at(-1)!.sent.map((m) => m.type)).toEqual(['Metadata']);
   });
 
   it('gives every connection its own copy of the script, then the default utterance', async () => {
