@@ -115,6 +115,20 @@ describe('the model', () => {
     expect(() => broken.createStream()).toThrow(/could not be loaded/);
     await broken.close();
   });
+
+  it('a closed engine stops its worker: open streams fail, new ones are refused', async () => {
+    const own = new VadEngine();
+    const errors: Error[] = [];
+    const stream = own.createStream({ onError: (error) => errors.push(error) });
+    stream.push(silence(320));
+    await stream.idle();
+    expect(stream.audioMs).toBe(320);
+    await own.close();
+    expect(errors.map((error) => error.message)).toEqual(['the VAD engine is closed']);
+    await expect(stream.idle()).rejects.toThrow(/closed/);
+    expect(() => own.createStream()).toThrow(/closed/);
+    await expect(own.ready()).rejects.toThrow(/closed/);
+  });
 });
 
 describe('speech in a call', () => {
