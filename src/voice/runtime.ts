@@ -23,6 +23,7 @@ import {
   systemPrompt,
   welcomeMessage,
 } from './conversation.js';
+import type { VoiceMetrics } from './metrics.js';
 import {
   type CallRecorder,
   CallSession,
@@ -49,7 +50,7 @@ export interface VoiceRuntimeDeps {
   tts: Partial<Record<string, TtsAdapter>>;
   llmAdapterFor(provider: string): LlmAdapter | undefined;
   vad: VoiceActivityFactory;
-  observer?: SessionObserver;
+  metrics?: VoiceMetrics;
   log: { warn(data: object, message: string): void };
 }
 
@@ -184,20 +185,28 @@ export class VoiceRuntime implements CallRuntime {
       },
       llmAdapterFor: this.deps.llmAdapterFor,
       vad: this.deps.vad,
-      observer: {
-        ...this.deps.observer,
-        ended: () => {
-          this.#sessions.delete(callId);
-          this.deps.observer?.ended?.();
-        },
-      },
+      observer: this.#observer(callId),
       log: this.deps.log,
     });
     if (plan.skipped.length > 0)
       void recorder.event('call.vendor_skipped', { reasons: plan.skipped }).catch(() => {});
     this.#sessions.set(callId, session);
+    this.deps.metrics?.callStarted();
     session.start();
     return session;
+  }
+
+  #observer(callId: number): SessionObserver {
+    const metrics = this.deps.metrics;
+    return {
+      turn: (turn) => metrics?.observeTurn(turn.measurements),
+      bargeIn: (stage, ms) => metrics?.observeBargeIn(stage, ms),
+      interruption: () => metrics?.interruption(),
+      vendorFailure: (kind, error) => metrics?.vendorFailure(kind, error),
+      ended: () => {
+        if (this.#sessions.delete(callId)) metrics?.callEnded();
+      },
+    };
   }
 
   #recorder(tenant: Tenant, callId: number): CallRecorder {

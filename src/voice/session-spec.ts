@@ -4,6 +4,7 @@
  * vendors to try, and the local voice activity detector. `runtime.ts` assembles it from the call and
  * the assistant's settings; tests and the benchmark may assemble their own.
  */
+import type { ProviderError } from '../providers/errors.js';
 import type { LlmAdapter, ToolDefinition } from '../providers/llm/types.js';
 import type { SttAdapter, SttStreamOptions } from '../providers/stt/types.js';
 import type { TtsAdapter, TtsStreamOptions } from '../providers/tts/types.js';
@@ -41,10 +42,13 @@ export type VoiceActivityFactory = (listener: {
   speechEnd(audioMs: number): void;
 }) => VoiceActivity;
 
+/** Told as things happen, for the metrics (`voice/metrics.ts`); never on the records' path. */
 export interface SessionObserver {
   turn?(turn: TurnRecord): void;
+  /** Caller speech start → audio paused, and → carrier cleared. */
   bargeIn?(stage: 'paused' | 'cleared', ms: number): void;
-  vendorFailure?(kind: 'llm' | 'stt' | 'tts', provider: string, retryable: boolean): void;
+  interruption?(): void;
+  vendorFailure?(kind: 'llm' | 'stt' | 'tts', error: ProviderError): void;
   ended?(): void;
 }
 

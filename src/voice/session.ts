@@ -198,6 +198,7 @@ export class CallSession implements MediaHandlers {
         const utterance = this.#utterance;
         const heard = this.#playout.clear();
         this.#bargeIn('cleared');
+        this.spec.observer.interruption?.();
         if (utterance && !utterance.finished) this.#closeUtterance(utterance, heard, true);
         this.#record(() => this.spec.recorder.event('call.interrupted', { heard_ms: Math.round(heard) }));
         break;
@@ -418,7 +419,7 @@ export class CallSession implements MediaHandlers {
     error: ProviderError,
     next: Candidate | undefined,
   ): void {
-    this.spec.observer.vendorFailure?.(kind, from.provider, error.retryable);
+    this.spec.observer.vendorFailure?.(kind, error);
     this.#record(() =>
       this.spec.recorder.event('call.vendor_fallback', {
         kind,
