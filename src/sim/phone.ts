@@ -189,8 +189,10 @@ export class SimulatedPhone {
    * before it; resolves once its last frame is sent, rejects if the call ends first.
    */
   say(audio: Uint8Array | string): Promise<SpokenUtterance> {
-    if (this.close) return Promise.reject(new Error('the call has ended'));
-    return this.#voice.say(audio);
+    const spoken = this.close ? Promise.reject(new Error('the call has ended')) : this.#voice.say(audio);
+    // A script may say something without waiting for it: its end with the call is no unhandled error.
+    spoken.catch(() => undefined);
+    return spoken;
   }
 
   /** Sends a key press. */
