@@ -5,10 +5,21 @@
  * initiated → ringing → in-progress → completed (or busy / no-answer / failed / canceled) to the
  * status callback; a message reports sent, then its delivery receipt. Every callback carries
  * `X-Twilio-Signature` made with the account's auth token.
+ *
+ * A number given a phone script (`setPhone`) is answered by a simulated phone instead: the call's
+ * media stream really runs (carrier-a-phone.ts), the call stays in progress while it does, and
+ * `completed` reports its real duration.
  */
 
 import { smsSegments } from '../lib/sms-segments.js';
 import { carrierASignature } from '../providers/carriers/carrier-a.js';
+import {
+  callDurationSeconds,
+  type PhoneCall,
+  PhoneCalls,
+  type PhoneScript,
+  type PhoneSettings,
+} from './carrier-a-phone.js';
 import {
   CarrierSimulatorBase,
   type RecordedRequest,
@@ -41,6 +52,25 @@ function error(status: number, code: number, message: string): SimResponse {
 export class CarrierASimulator extends CarrierSimulatorBase {
   /** Accounts it accepts: account SID → auth token. */
   readonly accounts = new Map<string, string>();
+  readonly #phones = new PhoneCalls();
+
+  /** The calls a simulated phone answered (or placed), by call SID, to look at afterwards. */
+  get phoneCalls(): ReadonlyMap<string, PhoneCall> {
+    return this.#phones.calls;
+  }
+
+  /**
+   * Calls to `number` (`'*'`: every number without its own) are answered by a simulated phone that
+   * runs `script` on the call's media stream.
+   */
+  setPhone(number: string, script: PhoneScript, settings: PhoneSettings = {}): void {
+    this.#phones.set(number, script, settings);
+  }
+
+  override async stop(): Promise<void> {
+    await this.#phones.stopAll();
+    await super.stop();
+  }
 
   addAccount(credentials: { account_sid: string; auth_token: string }): void {
     this.accounts.set(credentials.account_sid, credentials.auth_token);
@@ -116,27 +146,59 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     return this.#signedPost(options.webhookUrl, options.accountSid, params);
   }
 
-  /** Rings our number as an inbound caller would: asks `voiceUrl` what to do and records the answer. */
-  async placeInboundCall(options: { voiceUrl: string; accountSid: string; from: string; to: string }) {
+  /**
+   * Rings our number as an inbound caller would: asks `voiceUrl` what to do and records the answer.
+   * With `phone`, the caller is a simulated phone that runs the script on the stream the answer opens;
+   * the call is in progress until it ends, then `completed` goes to `statusCallbackUrl` (when given).
+   */
+  async placeInboundCall(options: {
+    voiceUrl: string;
+    accountSid: string;
+    from: string;
+    to: string;
+    phone?: PhoneScript;
+    phoneSettings?: PhoneSettings;
+    statusCallbackUrl?: string;
+  }) {
     const sid = this.nextId('CA');
-    const answer = await this.#signedPost(options.voiceUrl, options.accountSid, {
+    const base = {
       CallSid: sid,
       AccountSid: options.accountSid,
       From: options.from,
       To: options.to,
-      CallStatus: 'ringing',
       Direction: 'inbound',
+    };
+    const answer = await this.#signedPost(options.voiceUrl, options.accountSid, {
+      ...base,
+      CallStatus: 'ringing',
     });
-    this.calls.set(sid, {
+    const call: SimulatedCall = {
       sid,
       from: options.from,
       to: options.to,
-      outcome: { status: 'completed', durationSeconds: 0 },
-      request: { Direction: 'inbound' },
       answer,
       hungUp: false,
-    });
-    return { callSid: sid, answer };
+      outcome: { status: 'completed', durationSeconds: 0 },
+      request: { Direction: 'inbound' },
+    };
+    this.calls.set(sid, call);
+    const script = options.phone && { script: options.phone, settings: options.phoneSettings ?? {} };
+    const phoneCall = script && this.#answerWithPhone(options.accountSid, call, script);
+    if (phoneCall) {
+      Object.assign(call, { status: 'in-progress', createdAt: phoneCall.answeredAt });
+      this.background(async () => {
+        await phoneCall.done;
+        const durationSeconds = this.#ended(call, phoneCall);
+        if (options.statusCallbackUrl)
+          await this.#signedPost(options.statusCallbackUrl, options.accountSid, {
+            ...base,
+            CallStatus: 'completed',
+            Timestamp: call.endedAt!.toUTCString(),
+            CallDuration: String(durationSeconds),
+          });
+      });
+    }
+    return { callSid: sid, answer, phoneCall };
   }
 
   #authorized(request: RecordedRequest, sid: string): boolean {
@@ -228,9 +290,14 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     if (!call) return error(404, 20404, `The requested resource /Calls/${callSid}.json was not found`);
     const form = request.body as Form;
     const twiml = field(form, 'Twiml');
-    if (field(form, 'Status') === 'completed' || field(form, 'Status') === 'canceled') call.hungUp = true;
-    else if (twiml) call.transferredTo = /<Dial>([^<]+)<\/Dial>/.exec(twiml)?.[1];
-    else return error(400, 21218, 'Invalid update: give Status or Twiml');
+    if (field(form, 'Status') === 'completed' || field(form, 'Status') === 'canceled') {
+      call.hungUp = true;
+      this.#phones.end(callSid, 'hang-up');
+    } else if (twiml) {
+      call.transferredTo = /<Dial>([^<]+)<\/Dial>/.exec(twiml)?.[1];
+      // The new instructions replace the stream: the call leaves the platform for the target.
+      this.#phones.end(callSid, 'transfer');
+    } else return error(400, 21218, 'Invalid update: give Status or Twiml');
     return {
       status: 200,
       body: this.#callResource(sid, callSid, call.from, call.to, call.hungUp ? 'completed' : 'in-progress'),
@@ -302,7 +369,7 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     const final = ['completed', 'busy', 'no-answer', 'failed', 'canceled'];
     // The call happens at once, but its stamps say what a real one would: set up and answered the
     // outcome's duration before it ended.
-    const answeredAt = new Date(
+    let answeredAt = new Date(
       Date.now() - (call.outcome.status === 'completed' ? call.outcome.durationSeconds * 1000 : 0),
     );
     const report = async (status: string, extra: Record<string, string> = {}) => {
@@ -324,7 +391,14 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     const answerUrl = field(form, 'Url');
     if (answerUrl)
       call.answer = await this.#signedPost(answerUrl, sid, { ...base, CallStatus: 'in-progress' });
+    const phoneCall = this.#answerWithPhone(sid, call);
+    if (phoneCall) answeredAt = phoneCall.answeredAt;
     await report('in-progress');
+    if (phoneCall) {
+      // A phone's call really lasts: in progress until its media ends, then its real duration.
+      await phoneCall.done;
+      this.#ended(call, phoneCall);
+    }
     // Answering-machine detection reports who answered when it was asked for.
     const answeredBy: Record<string, string> = field(form, 'MachineDetection')
       ? { AnsweredBy: (call.outcome.answeredBy ?? 'human') === 'human' ? 'human' : 'machine_start' }
@@ -334,6 +408,27 @@ export class CarrierASimulator extends CarrierSimulatorBase {
       Duration: String(Math.ceil(call.outcome.durationSeconds / 60)),
       ...answeredBy,
     });
+  }
+
+  /** The phone on an answered call, when its number has a script and the answer opens a stream. */
+  #answerWithPhone(sid: string, call: SimulatedCall, phone = this.#phones.scriptFor(call.to)) {
+    if (!phone || !call.answer || call.hungUp) return undefined;
+    return this.#phones.start({
+      callSid: call.sid,
+      accountSid: sid,
+      authToken: this.accounts.get(sid) ?? '',
+      answer: call.answer.body,
+      script: phone.script,
+      settings: phone.settings,
+    });
+  }
+
+  /** Records a phone's call as completed with its real duration; answers the duration. */
+  #ended(call: SimulatedCall, phoneCall: PhoneCall): number {
+    const durationSeconds = callDurationSeconds(phoneCall);
+    Object.assign(call, { status: 'completed', endedAt: phoneCall.endedAt ?? new Date() });
+    call.outcome = { ...call.outcome, status: 'completed', durationSeconds };
+    return durationSeconds;
   }
 
   #signedPost(url: string, accountSid: string, params: Record<string, string>) {
