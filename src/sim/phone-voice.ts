@@ -12,7 +12,7 @@ import { bytesFor, FRAME_MS, MULAW_8K, MULAW_SILENCE, ulawLevel } from '../voice
 
 export const FRAME_BYTES = bytesFor(MULAW_8K, FRAME_MS);
 const SILENT_FRAME = new Uint8Array(FRAME_BYTES).fill(MULAW_SILENCE);
-const DEFAULT_FIXTURES = fileURLToPath(new URL('../../test/fixtures/voice/', import.meta.url));
+export const DEFAULT_FIXTURES = fileURLToPath(new URL('../../test/fixtures/voice/', import.meta.url));
 
 /** An utterance the caller said, in ms since the phone's origin. */
 export interface SpokenUtterance {

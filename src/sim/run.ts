@@ -1,10 +1,13 @@
 /**
- * Runs the three carrier simulators and the cloud function simulator for local development
- * (`npm run sim`), each with one demo account, and prints what to configure: the base URLs for the
- * platform's environment, the credentials to store in your organization, and the cloud credentials
- * to list functions with. Calls placed through them complete after 30 s of (simulated) talk and
- * messages are delivered; their signed webhooks go to the URLs the platform gives, so start the
- * platform with PUBLIC_URL reachable from here (the default is).
+ * Runs the simulators for local development (`npm run sim`): the three carriers, the cloud function
+ * API, and the voice vendors (speech-to-text stt_a, the OpenAI-compatible language model, text-to-speech
+ * tts_a), each with one demo account, and prints what to configure: the base URLs for the platform's
+ * environment, the credentials and keys to store in your organization, and the cloud credentials to
+ * list functions with. A call placed through carrier A is answered by a simulated phone that holds
+ * the demo conversation (sim/demo-caller.ts) with the assistant over the media stream; calls through
+ * the other carriers complete after 30 s of (simulated) talk. Messages are delivered. Signed webhooks
+ * and the media stream go to the URLs the platform gives, so start the platform with PUBLIC_URL
+ * reachable from here (the default is).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -12,16 +15,28 @@ import type { CarrierId } from '../providers/ids.js';
 import { CarrierASimulator } from './carrier-a.js';
 import { CarrierBSimulator } from './carrier-b.js';
 import { CarrierCSimulator } from './carrier-c.js';
+import { DEMO_UTTERANCES, demoCaller, demoTranscript } from './demo-caller.js';
 import { LambdaSimulator } from './lambda.js';
+import { LlmSimulator } from './llm.js';
+import { SttASimulator } from './stt-a.js';
+import { TtsASimulator } from './tts-a.js';
 
 const USAGE = `Usage: npm run sim [-- FIRST_PORT]
 
-Starts the simulators of carrier A, carrier B, carrier C and the cloud function API on 127.0.0.1,
-on four consecutive ports from FIRST_PORT (default 4010: ports 4010-4013), and prints how to point
-the platform at them.
+Starts the simulators of carrier A, carrier B, carrier C, the cloud function API, speech-to-text,
+the language model and text-to-speech on 127.0.0.1, on seven consecutive ports from FIRST_PORT
+(default 4010: ports 4010-4016), and prints how to point the platform at them.
 `;
 
-const SIMULATORS = ['carrier A', 'carrier B', 'carrier C', 'cloud function'] as const;
+const SIMULATORS = [
+  'carrier A',
+  'carrier B',
+  'carrier C',
+  'cloud function',
+  'speech-to-text',
+  'language model',
+  'text-to-speech',
+] as const;
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -30,7 +45,7 @@ if (args.includes('--help') || args.includes('-h')) {
 }
 // `npm run sim -- 5010` starts them on 5010, 5011, 5012 and 5013 instead.
 const firstPort = Number(args[0] ?? 4010);
-if (args.length > 1 || !Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65532) {
+if (args.length > 1 || !Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65529) {
   process.stderr.write(`${args.length > 1 ? 'One argument at most' : `Not a port: ${args[0]}`}\n\n${USAGE}`);
   process.exit(2);
 }
@@ -63,10 +78,10 @@ if (problems.length > 0) {
         : `Port ${port} (the ${name} simulator) cannot be opened on 127.0.0.1: ${code}\n`,
     );
   }
-  const other = firstPort + 1000 <= 65532 ? firstPort + 1000 : 5010;
+  const other = firstPort + 1000 <= 65529 ? firstPort + 1000 : 5010;
   process.stderr.write(
-    `Choose other ports with: npm run sim -- FIRST_PORT   (four from FIRST_PORT, e.g. npm run sim -- ${other}` +
-      ` for ${other}-${other + 3})\n`,
+    `Choose other ports with: npm run sim -- FIRST_PORT   (seven from FIRST_PORT, e.g. npm run sim -- ${other}` +
+      ` for ${other}-${other + 6})\n`,
   );
   process.exit(1);
 }
@@ -107,23 +122,47 @@ lambda.addFunctions(cloudAccount.accessKeyId, 'us-east-1', [
 ]);
 lambda.addGeneratedFunctions(cloudAccount.accessKeyId, 'eu-west-1', 120, 'eu-fn');
 
-const [a, b, c, l] = await Promise.all([
+// The voice vendors, with one demo key each. The language model answers at a human pace (a third of
+// a second to think, 30 tokens a second); speech-to-text hears the demo caller's words.
+const voiceKeys = { stt_a: 'local-stt-key', llm_a: 'local-llm-key', tts_a: 'local-tts-key' };
+const stt = new SttASimulator();
+stt.addKey(voiceKeys.stt_a);
+stt.setScript('*', demoTranscript());
+const llm = new LlmSimulator();
+llm.addKey(voiceKeys.llm_a);
+llm.pacing.ttftMs = 300;
+llm.pacing.tokensPerSecond = 30;
+const tts = new TtsASimulator();
+tts.addKey(voiceKeys.tts_a);
+// Every call placed through carrier A is answered by the demo caller.
+carrierA.setPhone('*', demoCaller);
+
+const [a, b, c, l, s, m, t] = await Promise.all([
   carrierA.start(firstPort),
   carrierB.start(firstPort + 1),
   carrierC.start(firstPort + 2),
   lambda.start(firstPort + 3),
+  stt.start(firstPort + 4),
+  llm.start(firstPort + 5),
+  tts.start(firstPort + 6),
 ]);
 
 // One simulator per carrier of `providers/ids.ts`: the type asks for every one of them.
-const organization: Record<CarrierId, Record<string, string>> = {
+const carriers: Record<CarrierId, Record<string, string>> = {
   carrier_a: accountA,
   carrier_b: { ...accountB, public_key: carrierB.publicKey },
   carrier_c: { ...accountC, signature_secret: carrierC.signatureSecret },
 };
+const organization = {
+  ...carriers,
+  llm_a: { api_key: voiceKeys.llm_a },
+  stt_a: { api_key: voiceKeys.stt_a },
+  tts_a: { api_key: voiceKeys.tts_a },
+};
 console.log(`Simulators (carriers and cloud functions) are running. Start the platform with:
 
   CARRIER_A_BASE_URL=${a} CARRIER_B_BASE_URL=${b} CARRIER_C_BASE_URL=${c} \\
-    LAMBDA_ENDPOINT_URL=${l} npm start
+    LAMBDA_ENDPOINT_URL=${l} STT_BASE_URL=${s} LLM_A_BASE_URL=${m} TTS_A_BASE_URL=${t} npm start
 
 then store these credentials in your organization (admin):
 
@@ -131,6 +170,7 @@ then store these credentials in your organization (admin):
     -H 'content-type: application/json' -d '${JSON.stringify(organization).replace(/'/g, "'\\''")}'
 
 The private key changes at every start of the simulators: store the credentials again after one.
+A call placed through carrier A is answered by a simulated caller who says, in turn: ${DEMO_UTTERANCES.join(', ')}.
 
 List the demo cloud account's functions (3 in us-east-1, 120 in eu-west-1):
 
@@ -142,8 +182,14 @@ Stop with Ctrl-C.`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    void Promise.all([carrierA.stop(), carrierB.stop(), carrierC.stop(), lambda.stop()]).then(() =>
-      process.exit(0),
-    );
+    void Promise.all([
+      carrierA.stop(),
+      carrierB.stop(),
+      carrierC.stop(),
+      lambda.stop(),
+      stt.stop(),
+      llm.stop(),
+      tts.stop(),
+    ]).then(() => process.exit(0));
   });
 }
