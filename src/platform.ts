@@ -47,10 +47,14 @@ import { MediaTokens } from './lib/media-token.js';
 import { type HostLookup, OutboundTargets } from './lib/outbound-target.js';
 import { SecretBox } from './lib/secrets.js';
 import { createCarriers } from './providers/carriers/index.js';
+import { mediaWires } from './providers/carriers/media-wires.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
+import { MediaStreams } from './voice/media-stream.js';
+import { noCallRuntime } from './voice/no-runtime.js';
+import type { CallRuntime } from './voice/transport.js';
 
 export interface PlatformOptions {
   config: Config;
@@ -62,6 +66,8 @@ export interface PlatformOptions {
   queuePollingIntervalSeconds?: number;
   /** How tenants' URL hosts are resolved for the outbound-target policy (default: the system's). */
   hostLookup?: HostLookup;
+  /** Where proven media streams of live calls go (default: none yet, each stream is closed). */
+  callRuntime?: CallRuntime;
 }
 
 export type { Services };
@@ -240,6 +246,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       log: logger,
       timeoutMs: config.serverless.listTimeoutMs,
       ratePerMinute: config.serverless.listRatePerMinute,
+    }),
+    mediaStreams: new MediaStreams({
+      db: database.db,
+      carriers,
+      wires: mediaWires,
+      resolver: configResolver,
+      tokens: mediaTokens,
+      runtime: options.callRuntime ?? noCallRuntime(logger),
+      log: logger,
     }),
   };
 
