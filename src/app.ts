@@ -46,6 +46,7 @@ import { installValidation } from './http/validation.js';
 import type { JobQueue } from './queue/queue.js';
 import type { Services } from './services.js';
 import { VERSION } from './version.js';
+import { mediaStreamRoutes } from './voice/media-routes.js';
 
 export interface AppDependencies {
   config: Config;
@@ -141,6 +142,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   smsComplianceRoutes(app, deps.services.smsCompliance);
   webhookRoutes(app, deps.services.webhooks);
   await serverlessRoutes(app, deps.services.serverless);
+  mediaStreamRoutes(app, { streams: deps.services.mediaStreams, publicUrl: config.publicUrl });
 
   return app;
 }

@@ -12,6 +12,7 @@ import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
+import { LiveCalls } from './domains/calls/live.js';
 import { CallRecords } from './domains/calls/records.js';
 import { CallService } from './domains/calls/service.js';
 import { CampaignContactService } from './domains/campaigns/contacts/service.js';
@@ -47,11 +48,15 @@ import { MediaTokens } from './lib/media-token.js';
 import { type HostLookup, OutboundTargets } from './lib/outbound-target.js';
 import { SecretBox } from './lib/secrets.js';
 import { createCarriers } from './providers/carriers/index.js';
+import { mediaWires } from './providers/carriers/media-wires.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
+import { MediaStreams } from './voice/media-stream.js';
 import { VoiceMetrics } from './voice/metrics.js';
+import { createVoice } from './voice/setup.js';
+import type { CallRuntime } from './voice/transport.js';
 
 export interface PlatformOptions {
   config: Config;
@@ -63,6 +68,8 @@ export interface PlatformOptions {
   queuePollingIntervalSeconds?: number;
   /** How tenants' URL hosts are resolved for the outbound-target policy (default: the system's). */
   hostLookup?: HostLookup;
+  /** Where proven media streams of live calls go (default: the voice runtime, src/voice/). */
+  callRuntime?: CallRuntime;
 }
 
 export type { Services };
@@ -154,6 +161,17 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     pricePerMinute: config.prices.callPerMinute,
   });
   const callRecords = new CallRecords({ db: database.db, database, carriers, resolver: configResolver });
+  const metrics = createMetrics();
+  const voiceMetrics = new VoiceMetrics(metrics);
+  const voice = createVoice({
+    live: new LiveCalls({ db: database.db, carriers, resolver: configResolver }),
+    callRecords,
+    resolver: configResolver,
+    targets,
+    urls: config.providers,
+    metrics: voiceMetrics,
+    log: logger,
+  });
   const sms = new SmsService({
     db: database.db,
     queue,
@@ -244,6 +262,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       timeoutMs: config.serverless.listTimeoutMs,
       ratePerMinute: config.serverless.listRatePerMinute,
     }),
+    mediaStreams: new MediaStreams({
+      db: database.db,
+      carriers,
+      wires: mediaWires,
+      resolver: configResolver,
+      tokens: mediaTokens,
+      runtime: options.callRuntime ?? voice.runtime,
+      log: logger,
+    }),
   };
 
   // Who listens to whom, between domains. A campaign attempt finishes with its call or message, in
@@ -252,8 +279,6 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   calls.onCallFinished((tx, jobs, tenant, call) => executor.callFinished(tx, jobs, tenant, call));
   sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
 
-  const metrics = createMetrics();
-  const voiceMetrics = new VoiceMetrics(metrics);
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
 
   let stopping: Promise<void> | undefined;
@@ -283,6 +308,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
         cloudFunctions.close();
+        await voice.close();
         await database.close();
       })();
       return stopping;

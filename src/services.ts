@@ -29,6 +29,7 @@ import type { SmsService } from './domains/sms/service.js';
 import type { SmsComplianceService } from './domains/sms-compliance/service.js';
 import type { UserService } from './domains/users/service.js';
 import type { WebhookService } from './domains/webhooks/service.js';
+import type { MediaStreams } from './voice/media-stream.js';
 
 export interface Services {
   identity: IdentityService;
@@ -60,4 +61,6 @@ export interface Services {
   carrierWebhooks: CarrierWebhookService;
   webhooks: WebhookService;
   serverless: ServerlessService;
+  /** Carriers' media streams of live calls: proven, then handed to the call runtime. */
+  mediaStreams: MediaStreams;
 }

@@ -89,12 +89,14 @@ describe('placing a call', () => {
     // The voice webhook answered markup connecting the audio to a single-call token.
     expect(placed.answer?.status).toBe(200);
     expect(placed.answer?.contentType).toContain('text/xml');
-    const streamUrl = /<Stream url="([^"]+)"/.exec(placed.answer!.body)![1]!.replace(/&amp;/g, '&');
+    // The carrier drops a stream URL's query: the token travels as a <Parameter> of the stream.
+    const streamUrl = /<Stream url="([^"]+)">/.exec(placed.answer!.body)![1]!;
     const stream = new URL(streamUrl);
     expect(stream.protocol).toBe('ws:');
     expect(stream.pathname).toBe(`/media-stream/${body.call_id}`);
+    expect(stream.search).toBe('');
     const tokens = new MediaTokens(TEST_SECRET_KEY);
-    const token = stream.searchParams.get('token')!;
+    const token = /<Parameter name="token" value="([^"]+)"\/>/.exec(placed.answer!.body)![1]!;
     await expect(tokens.verify(token, body.call_id)).resolves.toEqual({
       callId: body.call_id,
       organizationId: org.admin.organizationId,

@@ -30,7 +30,7 @@ class Receiver {
         rawBody: Buffer.concat(chunks).toString('utf8'),
       });
       if (req.url?.startsWith('/voice')) {
-        const markup = adapter.answerMarkup('wss://platform.example/media/1?token=t');
+        const markup = adapter.answerMarkup({ url: 'wss://platform.example/media/1', token: 't' });
         res.writeHead(200, { 'content-type': markup.contentType }).end(markup.body);
       } else {
         res.writeHead(204).end();
@@ -74,7 +74,7 @@ function callRequest(to: string, callId: number) {
     callId,
     answerUrl: `${receiver.base}/voice?call=${callId}`,
     statusCallbackUrl: `${receiver.base}/status?call=${callId}`,
-    streamUrl: 'wss://platform.example/media/1?token=t',
+    stream: { url: 'wss://platform.example/media/1', token: 't' },
   };
 }
 
@@ -171,7 +171,9 @@ describe('calls', () => {
       StatusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
     });
     const call = sim.calls.get(placed.callSid);
-    expect(call?.answer?.body).toContain('<Connect><Stream url="wss://platform.example/media/1?token=t"/>');
+    expect(call?.answer?.body).toContain(
+      '<Connect><Stream url="wss://platform.example/media/1"><Parameter name="token" value="t"/></Stream>',
+    );
 
     const statuses = receiver.to('/status').filter((w) => w.rawBody.includes(placed.callSid));
     for (const webhook of statuses) expect(adapter.verifyWebhook(ACCOUNT, webhook)).toBe(true);
@@ -228,10 +230,35 @@ describe('calls', () => {
     await expectProviderError(adapter.hangUp(ACCOUNT, 'CA00000000000000000000000000000bad'), false, 404);
   });
 
-  it('answers markup that connects the audio to the stream URL, escaped', () => {
-    const markup = adapter.answerMarkup('wss://h.example/media/1?token=a&b=c');
+  it('answers markup that connects the audio to the stream URL, the token as a <Parameter>, escaped', () => {
+    const markup = adapter.answerMarkup({ url: 'wss://h.example/media/1', token: 'a&b"<c>' });
     expect(markup.contentType).toBe('text/xml');
-    expect(markup.body).toContain('<Stream url="wss://h.example/media/1?token=a&amp;b=c"/>');
+    expect(markup.body).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://h.example/media/1">' +
+        '<Parameter name="token" value="a&amp;b&quot;&lt;c&gt;"/></Stream></Connect></Response>',
+    );
+  });
+
+  it('verifies a media stream handshake signed over its wss URL with the auth token, and nothing else', () => {
+    const url = 'wss://h.example/media-stream/7';
+    const signed = (signature: string | undefined, at = url) => ({
+      url: at,
+      headers: signature === undefined ? {} : { 'x-twilio-signature': signature },
+    });
+    const good = carrierASignature(ACCOUNT.auth_token, url, {});
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(good))).toBe(true);
+    // The carrier may sign with the default port written out.
+    const withPort = carrierASignature(ACCOUNT.auth_token, 'wss://h.example:443/media-stream/7', {});
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(withPort))).toBe(true);
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(undefined))).toBe(false);
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(''))).toBe(false);
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(good, 'wss://h.example/media-stream/8'))).toBe(false);
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(good, 'https://h.example/media-stream/7'))).toBe(
+      false,
+    );
+    const otherToken = carrierASignature(`${ACCOUNT.auth_token}x`, url, {});
+    expect(adapter.verifyMediaHandshake(ACCOUNT, signed(otherToken))).toBe(false);
+    expect(adapter.verifyMediaHandshake({ account_sid: ACCOUNT.account_sid }, signed(good))).toBe(false);
   });
 
   it('refuses a number that is not E.164 with a permanent error carrying the carrier code', async () => {

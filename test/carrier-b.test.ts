@@ -80,7 +80,7 @@ function callRequest(overrides: Partial<PlaceCallRequest> = {}): PlaceCallReques
     callId: 42,
     answerUrl: 'https://platform.example/carrier_b/answer/42',
     statusCallbackUrl: `${receiverUrl}/unused`,
-    streamUrl: 'wss://platform.example/media/42?token=abc',
+    stream: { url: 'wss://platform.example/media/42', token: 'abc' },
     timeoutSeconds: 25,
     ...overrides,
   };

@@ -16,6 +16,8 @@ import { CarrierCSimulator } from '../src/sim/carrier-c.js';
 const APPLICATION_ID = 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab';
 const OUR_NUMBER = '+14155550100';
 const CALLEE = '+447700900001';
+const STREAM = { url: 'wss://switchboard.test/media/42', token: 'abc' };
+/** Until carrier_c's media streams are served (issue 18), its token rides in the URL's query. */
 const STREAM_URL = 'wss://switchboard.test/media/42?token=abc';
 
 const keys = generateKeyPairSync('rsa', {
@@ -49,7 +51,7 @@ class Receiver {
           rawBody: Buffer.concat(chunks).toString('utf8'),
         });
         if ((req.url ?? '').startsWith('/answer')) {
-          const markup = this.adapter().answerMarkup(STREAM_URL);
+          const markup = this.adapter().answerMarkup(STREAM);
           res.writeHead(200, { 'content-type': markup.contentType });
           res.end(markup.body);
         } else {
@@ -110,7 +112,7 @@ function callRequest(overrides: Partial<Parameters<CarrierCAdapter['placeCall']>
     callId: 42,
     answerUrl: `${receiver.base}/answer/42`,
     statusCallbackUrl: `${receiver.base}/events/42`,
-    streamUrl: STREAM_URL,
+    stream: STREAM,
     timeoutSeconds: 25,
     ...overrides,
   };
@@ -727,7 +729,7 @@ describe('parseWebhook and identifyWebhook', () => {
 
 describe('answerMarkup', () => {
   it('connects the call to the media WebSocket with an NCCO as JSON', () => {
-    const markup = adapter.answerMarkup(STREAM_URL);
+    const markup = adapter.answerMarkup(STREAM);
     expect(markup.contentType).toBe('application/json');
     expect(JSON.parse(markup.body)).toEqual([
       {

@@ -196,7 +196,8 @@ describe.each([carrierA, carrierB, carrierC])('$id', (kit) => {
     // At X's own URL it passes (carrier_b streams from the dial and asks for no instructions).
     const own = await post(kit, org, `voice?call_id=${x.id}`, callback);
     expect(own.statusCode, own.body).toBe(kit.id === 'carrier_b' ? 404 : 200);
-    if (kit.id !== 'carrier_b') expect(own.body).toContain(`/media-stream/${x.id}?`);
+    // carrier_a's stream URL ends at the id (its token is a <Parameter>); carrier_c's has the token in its query.
+    if (kit.id !== 'carrier_b') expect(own.body).toMatch(new RegExp(`/media-stream/${x.id}[?"]`));
   });
 
   it('a delivery receipt for message X at message Y’s URL: 403, Y unchanged', async () => {

@@ -377,7 +377,7 @@ describe('the carrier_a simulator with a phone', () => {
       callId,
       answerUrl: `${platform.base}/voice?call=${callId}`,
       statusCallbackUrl: `${platform.base}/status?call=${callId}`,
-      streamUrl: 'unused',
+      stream: { url: 'wss://unused.invalid/media-stream/0', token: 'unused' },
     });
     return { callSid: placed.callSid, stream: await stream, id: callId };
   }

@@ -1,12 +1,24 @@
 /**
- * Media-stream tokens: the carrier connects a call's audio to our WebSocket path with a token in the
- * URL. A token names one call of one organization and expires; it is an HS256 JWT under a key
- * derived from SECRET_KEY for this purpose only, so no other token (an access token) passes for it.
+ * Media streams' addresses and tokens: the carrier connects a call's audio to our WebSocket at
+ * `/media-stream/{call_id}` and presents a token the way the carrier allows (carrier_a: a stream
+ * parameter that arrives in its `start` message). A token names one call of one organization and
+ * expires; it is an HS256 JWT under a key derived from SECRET_KEY for this purpose only, so no other
+ * token (an access token) passes for it.
  */
 import { jwtVerify, SignJWT } from 'jose';
 import { deriveKey } from './crypto.js';
 
 const AUDIENCE = 'switchboard-media-stream';
+
+/** The WebSocket form of the public base URL (`https:` → `wss:`, `http:` → `ws:`). */
+export function publicSocketBase(publicUrl: string): string {
+  return publicUrl.replace(/^http/, 'ws');
+}
+
+/** Where a call's media stream connects: `wss://{PUBLIC_URL host}/media-stream/{call_id}`, no query. */
+export function mediaStreamUrl(publicUrl: string, callId: number): string {
+  return `${publicSocketBase(publicUrl)}/media-stream/${callId}`;
+}
 
 export interface MediaClaims {
   callId: number;

@@ -16,6 +16,7 @@ import { loggerOptions } from '../../src/http/logging.js';
 import { freePort } from '../../src/lib/net.js';
 import type { HostLookup } from '../../src/lib/outbound-target.js';
 import { createPlatform, type Platform } from '../../src/platform.js';
+import type { CallRuntime } from '../../src/voice/transport.js';
 import { adminQuery, databaseUrl, uniqueName } from './template.js';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz';
@@ -73,6 +74,8 @@ export interface TestPlatformOptions {
   listen?: boolean;
   /** Resolves the hosts of tenants' URLs for the outbound-target policy (default: the system's). */
   hostLookup?: HostLookup;
+  /** Where proven media streams go (default: the platform's own). */
+  callRuntime?: CallRuntime;
 }
 
 export async function startTestPlatform(
@@ -105,6 +108,7 @@ export async function startTestPlatform(
     logger,
     queuePollingIntervalSeconds: 0.5,
     hostLookup: options.hostLookup,
+    callRuntime: options.callRuntime,
   });
   const undeclared = watchDeclaredStatuses(platform.app);
   await platform.app.ready();

@@ -6,11 +6,12 @@
 import type { Db, Executor } from '../../db/client.js';
 import { type CallStatus, FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
 import { Tenant } from '../../db/tenant.js';
-import type { MediaTokens } from '../../lib/media-token.js';
+import { type MediaTokens, mediaStreamUrl } from '../../lib/media-token.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { renderTemplate, TemplateError, type TemplateVariables } from '../../lib/templates.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import { isCarrierId } from '../../providers/carriers/index.js';
+import type { MediaStreamTarget } from '../../providers/carriers/media.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
@@ -142,7 +143,7 @@ export class CallService {
         callId: call.id,
         answerUrl: this.webhookUrl(call.provider, 'voice', call.id),
         statusCallbackUrl: this.webhookUrl(call.provider, 'status', call.id),
-        streamUrl: await this.streamUrl(tenant, call.id),
+        stream: await this.mediaStream(tenant, call.id),
         ...(options.detectMachine ? { detectMachine: true } : {}),
       });
       await store.setCallSid(this.deps.db, tenant, call.id, placed.callSid);
@@ -251,11 +252,13 @@ export class CallService {
     return `${this.deps.publicUrl}/webhooks/${provider}/${kind}?call_id=${callId}`;
   }
 
-  /** The media-stream URL (with its single-call token) the carrier connects the call's audio to. */
-  async streamUrl(tenant: Tenant, callId: number): Promise<string> {
+  /**
+   * Where the carrier connects the call's audio, and the single-call token that proves the stream is
+   * this call's. The URL has no query (carrier_a drops it): each adapter carries the token its way.
+   */
+  async mediaStream(tenant: Tenant, callId: number): Promise<MediaStreamTarget> {
     const token = await this.deps.mediaTokens.issue({ callId, organizationId: tenant.organizationId });
-    const base = this.deps.publicUrl.replace(/^http/, 'ws');
-    return `${base}/media-stream/${callId}?token=${encodeURIComponent(token)}`;
+    return { url: mediaStreamUrl(this.deps.publicUrl, callId), token };
   }
 
   async initiate(principal: Principal, body: InitiateCall) {

@@ -95,7 +95,7 @@ export class CarrierWebhookService {
     if (kind !== 'voice') return NO_CONTENT;
     if (!call) throw notFound('No call to connect: the number is routed to no assistant');
     if (!adapter.answerMarkup) throw notFound(`${carrier} does not ask for call instructions`);
-    const markup = adapter.answerMarkup(await this.deps.calls.streamUrl(tenant, call.id));
+    const markup = adapter.answerMarkup(await this.deps.calls.mediaStream(tenant, call.id));
     return { status: 200, contentType: markup.contentType, body: markup.body };
   }
 

@@ -3,13 +3,15 @@
  * (Twilio's 2010-04-01 API). Requests are form-encoded with HTTP Basic auth; webhooks are forms
  * signed with `X-Twilio-Signature` = base64(HMAC-SHA1(auth token, URL + every parameter's name and
  * value, sorted by name)). Calls are answered with markup (TwiML) that connects the call's audio to
- * our media stream.
+ * our media stream; the carrier drops a stream URL's query string, so the single-call token is a
+ * `<Parameter>`, and it signs the stream's WebSocket upgrade the same way (the URL alone, no body).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
+import type { MediaHandshake, MediaStreamTarget } from './media.js';
 import type {
   CallSnapshot,
   CarrierAdapter,
@@ -77,7 +79,7 @@ export function parseForm(raw: string): FormParams {
   return params;
 }
 
-function header(webhook: IncomingWebhook, name: string): string | undefined {
+function header(webhook: Pick<IncomingWebhook, 'headers'>, name: string): string | undefined {
   const value = webhook.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -90,7 +92,7 @@ function first(params: FormParams, name: string): string | undefined {
 /** The URL as signed, and its variants with the default port added or removed (carriers differ). */
 function urlVariants(url: string): string[] {
   const parsed = new URL(url);
-  const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
+  const defaultPort = parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80';
   const variants = [url];
   if (parsed.port === '') {
     // URL drops a default port it is given, so the variant is built as a string.
@@ -341,13 +343,23 @@ export class CarrierAAdapter implements CarrierAdapter {
     return [];
   }
 
-  answerMarkup(streamUrl: string): { contentType: string; body: string } {
+  answerMarkup(stream: MediaStreamTarget): { contentType: string; body: string } {
     return {
       contentType: 'text/xml',
       body:
         '<?xml version="1.0" encoding="UTF-8"?>' +
-        `<Response><Connect><Stream url="${escapeXml(streamUrl)}"/></Connect></Response>`,
+        `<Response><Connect><Stream url="${escapeXml(stream.url)}">` +
+        `<Parameter name="token" value="${escapeXml(stream.token)}"/>` +
+        '</Stream></Connect></Response>',
     };
+  }
+
+  /** The upgrade is signed like a webhook without parameters: over the `wss://` URL it connected to. */
+  verifyMediaHandshake(credentials: CarrierCredentials, handshake: MediaHandshake): boolean {
+    const signature = header(handshake, 'x-twilio-signature');
+    const token = credentials.auth_token;
+    if (!signature || !token) return false;
+    return urlVariants(handshake.url).some((url) => safeEqual(carrierASignature(token, url, {}), signature));
   }
 
   async #call<T>(

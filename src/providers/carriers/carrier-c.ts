@@ -22,6 +22,7 @@ import { smsSegments } from '../../lib/sms-segments.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
 import { requestToken, unverifiedApplicationId, webhookSignatureValid } from './carrier-c-tokens.js';
+import { type MediaStreamTarget, streamUrlWithToken } from './media.js';
 import type {
   CarrierAdapter,
   CarrierCredentials,
@@ -275,11 +276,13 @@ export class CarrierCAdapter implements CarrierAdapter {
   }
 
   /** An NCCO that connects the call's audio to our media WebSocket. */
-  answerMarkup(streamUrl: string): { contentType: string; body: string } {
+  answerMarkup(stream: MediaStreamTarget): { contentType: string; body: string } {
+    // Its media streams are not served yet (issue 18): the token rides in the URL meanwhile.
+    const uri = streamUrlWithToken(stream);
     const ncco = [
       {
         action: 'connect',
-        endpoint: [{ type: 'websocket', uri: streamUrl, 'content-type': STREAM_CONTENT_TYPE }],
+        endpoint: [{ type: 'websocket', uri, 'content-type': STREAM_CONTENT_TYPE }],
       },
     ];
     return { contentType: 'application/json', body: JSON.stringify(ncco) };

@@ -14,6 +14,21 @@ export interface MediaStreamTarget {
   token: string;
 }
 
+/**
+ * The stream URL with the token in its query: for carriers that keep a stream URL's query string
+ * (carrier_b's `stream_url`, carrier_c's NCCO endpoint) until their media streams are served.
+ */
+export function streamUrlWithToken(stream: MediaStreamTarget): string {
+  return `${stream.url}?token=${encodeURIComponent(stream.token)}`;
+}
+
+/** The WebSocket upgrade request of a media stream as it reached us. */
+export interface MediaHandshake {
+  /** The full public URL the carrier connected to (`wss://{PUBLIC_URL host}/media-stream/{id}`), no query. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
 /** What the carrier says about the stream when it starts. */
 export interface MediaStreamStart {
   /** The carrier's id of this stream; outbound messages name it. */

@@ -7,6 +7,7 @@
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
 import type { CarrierId } from '../ids.js';
+import type { MediaHandshake, MediaStreamTarget } from './media.js';
 
 /** The carrier ids are named in `providers/ids.ts`; the contract speaks of them by this name too. */
 export type { CarrierId };
@@ -24,8 +25,8 @@ export interface PlaceCallRequest {
   answerUrl: string;
   /** Where the carrier posts status changes. */
   statusCallbackUrl: string;
-  /** The media-stream WebSocket URL (with its single-call token) for carriers that stream on dial. */
-  streamUrl: string;
+  /** The call's media stream and its single-call token, for carriers that stream on dial. */
+  stream: MediaStreamTarget;
   /** Seconds to ring before giving up. */
   timeoutSeconds?: number;
   /** Ask the carrier to tell a person from an answering machine (campaign calls: `voicemail`). */
@@ -133,9 +134,15 @@ export interface CarrierAdapter {
   parseWebhook(webhook: IncomingWebhook): CarrierEvent[];
   /**
    * What to answer the carrier's "the call connected, what now?" request with: markup that connects
-   * the call's audio to `streamUrl`. Carriers that stream from the dial request (carrier_b) have none.
+   * the call's audio to `stream.url`, carrying `stream.token` the way the carrier allows. Carriers
+   * that stream from the dial request (carrier_b) have none.
    */
-  answerMarkup?(streamUrl: string): { contentType: string; body: string };
+  answerMarkup?(stream: MediaStreamTarget): { contentType: string; body: string };
+  /**
+   * True only when a media stream's WebSocket upgrade carries the carrier's valid signature made with
+   * these credentials. Carriers that do not sign the upgrade have none (the token alone proves it).
+   */
+  verifyMediaHandshake?(credentials: CarrierCredentials, handshake: MediaHandshake): boolean;
   /** The carrier's record of one call; undefined when it has none. */
   lookupCall?(credentials: CarrierCredentials, callSid: string): Promise<CallSnapshot | undefined>;
   /**

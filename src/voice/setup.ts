@@ -1,0 +1,67 @@
+/**
+ * The call runtime as the platform builds it: the vendor registries (one adapter per provider id),
+ * the shared local VAD (one worker thread and one model for every call of the process), the metrics,
+ * and the calls domain's methods the sessions record through. `createPlatform` calls this once;
+ * `close` stops the VAD's worker when the platform stops.
+ */
+import type { ProviderUrls } from '../config.js';
+import type { Tenant } from '../db/tenant.js';
+import type { LiveCalls } from '../domains/calls/live.js';
+import type { CallRecords } from '../domains/calls/records.js';
+import type { ConfigResolver } from '../domains/runtime/resolve-config.js';
+import type { OutboundTargets } from '../lib/outbound-target.js';
+import { llmAdapterFor } from '../providers/llm/index.js';
+import { createSttAdapters } from '../providers/stt/index.js';
+import { createTtsAdapters } from '../providers/tts/index.js';
+import type { VoiceMetrics } from './metrics.js';
+import { VoiceRuntime } from './runtime.js';
+import type { VoiceActivityFactory } from './session-spec.js';
+import { VadEngine } from './vad.js';
+
+export interface VoiceSetup {
+  runtime: VoiceRuntime;
+  close(): Promise<void>;
+}
+
+export function createVoice(deps: {
+  live: LiveCalls;
+  callRecords: CallRecords;
+  resolver: ConfigResolver;
+  targets: OutboundTargets;
+  urls: ProviderUrls;
+  metrics: VoiceMetrics;
+  log: { warn(data: object, message: string): void };
+}): VoiceSetup {
+  const vad = new VadEngine();
+  let vadFailed = false;
+  const activity: VoiceActivityFactory = (listener) => {
+    const stream = vad.createStream({
+      onEvent: (event) =>
+        event.type === 'speech_start'
+          ? listener.speechStart(event.audioMs)
+          : listener.speechEnd(event.audioMs),
+      onError: (error) => {
+        // Turns still end on the vendor's finality; barge-in needs the VAD. Said once per process.
+        if (!vadFailed) deps.log.warn({ err: error }, 'local VAD unavailable: barge-in is off');
+        vadFailed = true;
+      },
+    });
+    return { push: (frame) => stream.push(frame), close: () => stream.close() };
+  };
+  const runtime = new VoiceRuntime({
+    live: deps.live,
+    appendTranscript: (tenant: Tenant, callId, segments) =>
+      deps.callRecords.appendTranscript(tenant, callId, segments),
+    recordTurn: (tenant, callId, turn) => deps.callRecords.recordTurn(tenant, callId, turn),
+    resolver: deps.resolver,
+    targets: deps.targets,
+    urls: deps.urls,
+    stt: createSttAdapters(),
+    tts: createTtsAdapters(),
+    llmAdapterFor,
+    vad: activity,
+    metrics: deps.metrics,
+    log: deps.log,
+  });
+  return { runtime, close: () => vad.close() };
+}
