@@ -155,9 +155,11 @@ const carriers: Record<CarrierId, Record<string, string>> = {
 };
 const organization = {
   ...carriers,
-  llm_a: { api_key: voiceKeys.llm_a },
-  stt_a: { api_key: voiceKeys.stt_a },
-  tts_a: { api_key: voiceKeys.tts_a },
+  api_keys: {
+    llm_a: { api_key: voiceKeys.llm_a },
+    stt_a: { api_key: voiceKeys.stt_a },
+    tts_a: { api_key: voiceKeys.tts_a },
+  },
 };
 console.log(`Simulators (carriers and cloud functions) are running. Start the platform with:
 

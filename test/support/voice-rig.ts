@@ -1,0 +1,188 @@
+/**
+ * Everything a live call needs, for the end-to-end voice tests: a listening platform pointed at the
+ * simulators of carrier_a (whose calls are answered by a simulated phone), stt_a, the OpenAI-compatible
+ * language model and tts_a; and `call()`, which sets up an organization with keys, an assistant with
+ * the settings a test gives, places a call to a phone running the test's script, waits until the call
+ * is over and its records written, and returns what both sides saw.
+ */
+import { asc, eq } from 'drizzle-orm';
+import { callEvents } from '../../src/db/schema/index.js';
+import { CarrierASimulator } from '../../src/sim/carrier-a.js';
+import type { PhoneCall } from '../../src/sim/carrier-a-phone.js';
+import { LlmSimulator } from '../../src/sim/llm.js';
+import type { SimulatedPhone } from '../../src/sim/phone.js';
+import { SttASimulator } from '../../src/sim/stt-a.js';
+import { TtsASimulator } from '../../src/sim/tts-a.js';
+import { type CarrierOrganization, Factories } from './factories.js';
+import { startTestPlatform, type TestPlatform, waitFor } from './harness.js';
+
+export interface VoiceRig {
+  t: TestPlatform;
+  carrier: CarrierASimulator;
+  stt: SttASimulator;
+  llm: LlmSimulator;
+  tts: TtsASimulator;
+  call(options: CallOptions): Promise<CallOutcome>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions {
+  /** What the caller does once the stream is up. */
+  script: (phone: SimulatedPhone) => Promise<void>;
+  /** The words the speech-to-text simulator hears for each of the caller's utterances, in order. */
+  heard: string[];
+  /** Assistant settings (PUT /api/v1/assistants/{id} body). */
+  assistant?: Record<string, unknown>;
+  /** Keys of the organization's vendors (default: one per vendor the simulators accept). */
+  keys?: { llm_a?: string; stt_a?: string; tts_a?: string };
+  /** Called after the organization exists and before the call is placed (fallback keys…). */
+  prepare?: (org: CarrierOrganization) => Promise<void>;
+  /** The call ends when this many turns are recorded (default: wait for the call to complete). */
+  turns?: number;
+}
+
+export interface Turn {
+  position: number;
+  kind: string;
+  user_text: string;
+  assistant_text: string;
+  interrupted: boolean;
+  llm_provider: string | null;
+  end_to_end_ms: number | null;
+  endpointing_ms: number | null;
+  llm_ttft_ms: number | null;
+  tts_ttfb_ms: number | null;
+  platform_ms: number | null;
+  marks: Record<string, number>;
+}
+
+export interface CallOutcome {
+  callId: number;
+  org: CarrierOrganization;
+  phone: SimulatedPhone;
+  phoneCall: PhoneCall;
+  turns: Turn[];
+  transcript: Array<{ speaker: string; text: string }>;
+  events: Array<{ type: string; data: Record<string, unknown> }>;
+  status: string;
+}
+
+let serial = 0;
+
+function expectStatus(response: { statusCode: number; body: string }, status: number): void {
+  if (response.statusCode !== status) throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
+}
+
+export async function startVoiceRig(): Promise<VoiceRig> {
+  const carrier = new CarrierASimulator();
+  const stt = new SttASimulator();
+  const llm = new LlmSimulator();
+  const tts = new TtsASimulator();
+  const [carrierUrl, sttUrl, llmUrl, ttsUrl] = await Promise.all([
+    carrier.start(),
+    stt.start(),
+    llm.start(),
+    tts.start(),
+  ]);
+  const t = await startTestPlatform(
+    { CARRIER_A_BASE_URL: carrierUrl, STT_BASE_URL: sttUrl, LLM_A_BASE_URL: llmUrl, TTS_A_BASE_URL: ttsUrl },
+    { listen: true },
+  );
+  const f = new Factories(t);
+
+  async function call(options: CallOptions): Promise<CallOutcome> {
+    serial += 1;
+    const org = await f.carrierOrganization({ sim: carrier });
+    const keys = {
+      llm_a: `llm-key-${serial}`,
+      stt_a: `stt-key-${serial}`,
+      tts_a: `tts-key-${serial}`,
+      ...options.keys,
+    };
+    llm.addKey(`llm-key-${serial}`);
+    stt.addKey(`stt-key-${serial}`);
+    tts.addKey(`tts-key-${serial}`);
+    stt.setScript(`stt-key-${serial}`, options.heard);
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/organization',
+      headers: org.admin.headers,
+      payload: { api_keys: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, { api_key: v }])) },
+    });
+    expectStatus(put, 200);
+    if (options.assistant) {
+      const updated = await t.app.inject({
+        method: 'PUT',
+        url: `/api/v1/assistants/${org.assistantId}`,
+        headers: org.admin.headers,
+        payload: options.assistant,
+      });
+      expectStatus(updated, 200);
+    }
+    await options.prepare?.(org);
+    const to = `+1415888${String(1000 + serial).padStart(4, '0')}`;
+    carrier.setPhone(to, options.script);
+    const initiated = await t.app.inject({
+      method: 'POST',
+      url: '/calls/initiate',
+      headers: org.admin.headers,
+      payload: { from_phone_number: org.number, to_phone_number: to },
+    });
+    expectStatus(initiated, 200);
+    const { call_id: callId, call_sid: callSid } = initiated.json() as { call_id: number; call_sid: string };
+    const phoneCall = await waitFor(() => carrier.phoneCalls.get(callSid), 20_000);
+    await phoneCall.done;
+    const read = async (path: string) => {
+      const response = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/calls/${callId}${path}`,
+        headers: org.admin.headers,
+      });
+      expectStatus(response, 200);
+      return response.json();
+    };
+    // The session writes its records in the background: wait until the call is final and its turns
+    // stop changing.
+    let last = '';
+    let turns: Turn[] = [];
+    await waitFor(async () => {
+      const call = (await read('')) as { status: string };
+      turns = (await read('/turns')) as Turn[];
+      const now = JSON.stringify(turns);
+      const stable = now === last && ['completed', 'failed'].includes(call.status);
+      last = now;
+      return stable && (options.turns === undefined || turns.length >= options.turns);
+    }, 20_000);
+    const transcript = (await read('/transcript')) as CallOutcome['transcript'];
+    const events = await t.database.db
+      .select({ type: callEvents.type, data: callEvents.data })
+      .from(callEvents)
+      .where(eq(callEvents.callId, callId))
+      .orderBy(asc(callEvents.id));
+    const call = (await read('')) as { status: string };
+    return {
+      callId,
+      org,
+      phone: phoneCall.phone,
+      phoneCall,
+      turns,
+      transcript,
+      events: events as CallOutcome['events'],
+      status: call.status,
+    };
+  }
+
+  return {
+    t,
+    carrier,
+    stt,
+    llm,
+    tts,
+    call,
+    async close() {
+      await carrier.stop();
+      await Promise.all([stt.stop(), llm.stop(), tts.stop()]);
+      await t.close();
+    },
+  };
+}
