@@ -128,7 +128,9 @@ export class Playout {
     this.#paused = false;
     if (!current) return 0;
     const heard = this.heardMs();
-    if (current.sentBytes > current.confirmedBytes) this.send.clear();
+    // Sent even when the carrier seems to have played everything: a mark may still be on its way, and
+    // the clear is what tells the carrier (and the metrics) the assistant was cut off.
+    if (current.sentBytes > 0) this.send.clear();
     this.#marks.clear();
     this.#generation += 1;
     this.#current = undefined;

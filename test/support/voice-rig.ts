@@ -9,7 +9,8 @@ import { asc, eq } from 'drizzle-orm';
 import { callEvents } from '../../src/db/schema/index.js';
 import { CarrierASimulator } from '../../src/sim/carrier-a.js';
 import type { PhoneCall } from '../../src/sim/carrier-a-phone.js';
-import { LlmSimulator } from '../../src/sim/llm.js';
+import { type LlmRecordedRequest, LlmSimulator } from '../../src/sim/llm.js';
+import type { LlmReply } from '../../src/sim/llm-replies.js';
 import type { SimulatedPhone } from '../../src/sim/phone.js';
 import { SttASimulator } from '../../src/sim/stt-a.js';
 import { TtsASimulator } from '../../src/sim/tts-a.js';
@@ -37,6 +38,8 @@ export interface CallOptions {
   keys?: { llm_a?: string; stt_a?: string; tts_a?: string };
   /** Called after the organization exists and before the call is placed (fallback keys…). */
   prepare?: (org: CarrierOrganization) => Promise<void>;
+  /** What the language model answers the organization's key, in order (then: its default reply). */
+  llm?: LlmReply[];
   /** The call ends when this many turns are recorded (default: wait for the call to complete). */
   turns?: number;
 }
@@ -65,12 +68,15 @@ export interface CallOutcome {
   transcript: Array<{ speaker: string; text: string }>;
   events: Array<{ type: string; data: Record<string, unknown> }>;
   status: string;
+  /** What the language model simulator received during this call. */
+  llmRequests: LlmRecordedRequest[];
 }
 
 let serial = 0;
 
 function expectStatus(response: { statusCode: number; body: string }, status: number): void {
-  if (response.statusCode !== status) throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
+  if (response.statusCode !== status)
+    throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
 }
 
 export async function startVoiceRig(): Promise<VoiceRig> {
@@ -103,6 +109,8 @@ export async function startVoiceRig(): Promise<VoiceRig> {
     stt.addKey(`stt-key-${serial}`);
     tts.addKey(`tts-key-${serial}`);
     stt.setScript(`stt-key-${serial}`, options.heard);
+    if (options.llm) llm.setScript(`llm-key-${serial}`, options.llm);
+    const firstRequest = llm.requests.length;
     const put = await t.app.inject({
       method: 'PUT',
       url: '/api/v1/organization',
@@ -169,6 +177,7 @@ export async function startVoiceRig(): Promise<VoiceRig> {
       transcript,
       events: events as CallOutcome['events'],
       status: call.status,
+      llmRequests: llm.requests.slice(firstRequest),
     };
   }
 
