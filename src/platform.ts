@@ -212,6 +212,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     log: logger,
   });
   await campaignProgressFeed.start();
+  const carrierWebhooks = new CarrierWebhookService({
+    db: database.db,
+    carriers,
+    resolver: configResolver,
+    calls,
+    sms,
+  });
   const services: Services = {
     identity,
     users: new UserService({
@@ -247,13 +254,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     calls,
     callRecords,
     sms,
-    carrierWebhooks: new CarrierWebhookService({
-      db: database.db,
-      carriers,
-      resolver: configResolver,
-      calls,
-      sms,
-    }),
+    carrierWebhooks,
     webhooks,
     serverless: new ServerlessService({
       db: database.db,
@@ -277,6 +278,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   // the transaction that records the call's final status or settles the message (the executor's
   // lock order relies on that). Listeners run in the order they are added here.
   calls.onCallFinished((tx, jobs, tenant, call) => executor.callFinished(tx, jobs, tenant, call));
+  // A call's answer markup is on its way: the voice runtime gets ready (the greeting starts speaking).
+  if (!options.callRuntime)
+    carrierWebhooks.onCallAnswered((tenant, callId) => voice.runtime.prepare(tenant, callId));
   sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
 
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });

@@ -161,10 +161,38 @@ describe('turn-taking', () => {
         'pause',
         'caller_aside',
         'resume',
-        'caller_aside',
+      ]);
+      // Once, with the vendor's final words: not again when the final arrives.
+      expect(actions.filter((a) => a.type === 'caller_aside')).toEqual([
+        expect.objectContaining({ text: 'uh-huh', startedAt: 7000, endedAt: 7300 }),
       ]);
       expect(state.response).not.toBeNull();
       expect(actions.filter((a) => a.type === 'respond')).toHaveLength(1);
+    });
+
+    it('a pause inside the caller sentence does not resume the answer', () => {
+      const { actions } = run([
+        ...answering,
+        { type: 'vad_start', at: 7100, speechStartedAt: 7000 },
+        { type: 'stt_interim', at: 7300, text: 'wait' },
+        { type: 'vad_end', at: 7500, speechEndedAt: 7200 },
+        // The caller goes on within the grace: no backchannel, and the words add up to an interruption.
+        { type: 'vad_start', at: 7650, speechStartedAt: 7600 },
+        { type: 'stt_interim', at: 7900, text: 'wait stop I have' },
+        { type: 'tick', at: 8000 },
+      ]);
+      expect(actions.filter((a) => a.at >= 7000).map((a) => a.type)).toEqual(['pause', 'interrupt']);
+    });
+
+    it('a late finality from the last turn does not end the next one early', () => {
+      const { types } = run([
+        ...answering,
+        { type: 'response_done', at: 9000 },
+        { type: 'utterance_end', at: 9100 },
+        { type: 'stt_final', at: 10_000, text: 'That', speechFinal: false },
+        { type: 'tick', at: 10_100 },
+      ]);
+      expect(types.filter((type) => type === 'respond')).toHaveLength(1);
     });
 
     it('does not interrupt before the assistant has spoken its minimum time', () => {

@@ -15,6 +15,7 @@ import type { TemplateVariables } from '../lib/templates.js';
 import type { LlmAdapter } from '../providers/llm/types.js';
 import type { SttAdapter } from '../providers/stt/types.js';
 import type { TtsAdapter } from '../providers/tts/types.js';
+import { type AudioFormat, MULAW_8K } from './audio.js';
 import {
   builtInTools,
   type CallContext,
@@ -23,17 +24,19 @@ import {
   systemPrompt,
   welcomeMessage,
 } from './conversation.js';
+import { EarlySpeech } from './early-speech.js';
 import type { VoiceMetrics } from './metrics.js';
 import {
   type CallRecorder,
   CallSession,
   type SessionObserver,
+  type SessionSpec,
   type VoiceActivityFactory,
 } from './session.js';
 import type { CallRuntime, MediaConnection, MediaHandlers } from './transport.js';
 import type { TurnSettings } from './turn-manager.js';
 import type { TurnRecord } from './turn-metrics.js';
-import { planVendors } from './vendors.js';
+import { fallbackRecord, planVendors } from './vendors.js';
 
 export interface VoiceRuntimeDeps {
   live: LiveCalls;
@@ -54,6 +57,8 @@ export interface VoiceRuntimeDeps {
   log: { warn(data: object, message: string): void };
 }
 
+/** How long a prepared call waits for its stream. */
+const PREPARED_TTL_MS = 60_000;
 const DEFAULT_GOODBYE = 'Thank you for calling. Goodbye.';
 const DEFAULT_TRANSFER = 'Please hold while I transfer your call.';
 const DEFAULT_IDLE = 'Are you still there?';
@@ -79,6 +84,8 @@ export function turnSettings(settings: ResolvedConfig['settings']): TurnSettings
 
 export class VoiceRuntime implements CallRuntime {
   readonly #sessions = new Map<number, CallSession>();
+  /** Calls being prepared or prepared, until their stream comes. */
+  readonly #prepared = new Map<number, Promise<Omit<SessionSpec, 'send'> | string>>();
 
   constructor(private readonly deps: VoiceRuntimeDeps) {}
 
@@ -87,34 +94,83 @@ export class VoiceRuntime implements CallRuntime {
     return this.#sessions.size;
   }
 
+  /**
+   * The call's stream is about to connect (its answer markup is on the way): read what the call uses
+   * and start synthesizing the greeting now, so the caller hears it without waiting on the vendor.
+   * Forgotten after a minute when no stream comes.
+   */
+  prepare(tenant: Tenant, callId: number, format: AudioFormat = MULAW_8K): void {
+    if (this.#prepared.has(callId) || this.#sessions.has(callId)) return;
+    const setup = this.#setup(tenant, callId, format).catch((error: unknown) => {
+      this.deps.log.warn({ err: error, callId }, 'preparing the call failed');
+      return 'the call could not be prepared';
+    });
+    this.#prepared.set(callId, setup);
+    setTimeout(() => {
+      if (this.#prepared.get(callId) !== setup) return;
+      this.#prepared.delete(callId);
+      void setup.then((prepared) => {
+        if (typeof prepared !== 'string') prepared.earlyGreeting?.abort.abort();
+      });
+    }, PREPARED_TTL_MS).unref();
+  }
+
   async attach(connection: MediaConnection): Promise<MediaHandlers> {
     const { tenant, callId } = connection;
-    const recorder = this.#recorder(tenant, callId);
-    const refuse = (reason: string): MediaHandlers => {
-      void recorder.event('call.voice_unavailable', { reason }).catch(() => {});
+    const early = this.#prepared.get(callId);
+    this.#prepared.delete(callId);
+    let prepared = await (early ?? this.#setup(tenant, callId, connection.start.format));
+    if (typeof prepared !== 'string' && prepared.format.encoding !== connection.start.format.encoding) {
+      // The carrier streams another format than foreseen: the early greeting's audio is of no use.
+      prepared.earlyGreeting?.abort.abort();
+      prepared = await this.#setup(tenant, callId, connection.start.format);
+    }
+    if (typeof prepared === 'string') {
+      void this.#recorder(tenant, callId)
+        .event('call.voice_unavailable', { reason: prepared })
+        .catch(() => {});
       connection.send.close();
       return { media() {}, mark() {}, dtmf() {}, ended() {} };
-    };
+    }
+    const session = new CallSession({ ...prepared, send: connection.send });
+    this.#sessions.set(callId, session);
+    this.deps.metrics?.callStarted();
+    session.start();
+    return session;
+  }
+
+  /** Everything a session needs but the stream; a string says why the call cannot speak. */
+  async #setup(
+    tenant: Tenant,
+    callId: number,
+    format: AudioFormat,
+  ): Promise<Omit<SessionSpec, 'send'> | string> {
+    const origin = performance.now();
+    const recorder = this.#recorder(tenant, callId);
     const call = await this.deps.live.call(tenant, callId);
-    if (!call?.assistantId) return refuse('the call has no assistant');
+    if (!call?.assistantId) return 'the call has no assistant';
     const resolved = await this.deps.resolver.resolve(tenant, {
       assistantId: call.assistantId,
       phoneNumber: call.fromPhoneNumber,
     });
-    if (!resolved) return refuse('the assistant no longer exists');
+    if (!resolved) return 'the assistant no longer exists';
     const plan = await planVendors(resolved, this.deps.urls, this.deps.targets);
     const ttsAdapter = this.deps.tts[resolved.tts.provider];
     if (plan.tts.length === 0 || !ttsAdapter) {
-      return refuse(
+      return (
         resolved.missing.find((line) => line.startsWith('tts')) ??
-          `tts: ${resolved.tts.provider} cannot speak in live calls yet`,
+        `tts: ${resolved.tts.provider} cannot speak in live calls yet`
       );
     }
+    if (plan.skipped.length > 0)
+      void recorder.event('call.vendor_skipped', { reasons: plan.skipped }).catch(() => {});
     const { settings } = resolved;
     const meta = call.callMeta as {
       variables?: TemplateVariables;
       agenda?: string;
       welcome_message?: string;
+      /** A campaign's personalized goodbye. */
+      end_call_message?: string;
     };
     const context: CallContext = {
       variables: meta.variables ?? {},
@@ -125,18 +181,20 @@ export class VoiceRuntime implements CallRuntime {
     const stt = settings.stt_settings;
     const tts = settings.tts_settings;
     const language = (tts?.provider_config as Record<string, unknown> | undefined)?.language;
-    const session = new CallSession({
-      format: connection.start.format,
-      send: connection.send,
+    const spec: Omit<SessionSpec, 'send'> = {
+      origin,
+      format,
       recorder,
       conversation: new Conversation(systemPrompt(settings, context)),
       tools: builtInTools(settings),
       greeting: welcomeMessage(settings, context),
       idleMessage: renderLenient(settings.idle_message ?? DEFAULT_IDLE, context.variables),
-      goodbyeMessage: renderLenient(
-        settings.tools_settings?.end_call?.custom_message ?? settings.end_call_message ?? DEFAULT_GOODBYE,
-        context.variables,
-      ),
+      goodbyeMessage:
+        meta.end_call_message ??
+        renderLenient(
+          settings.tools_settings?.end_call?.custom_message ?? settings.end_call_message ?? DEFAULT_GOODBYE,
+          context.variables,
+        ),
       transferMessage: renderLenient(
         settings.tools_settings?.transfer_call?.custom_message ??
           settings.transfer_call_message ??
@@ -187,13 +245,28 @@ export class VoiceRuntime implements CallRuntime {
       vad: this.deps.vad,
       observer: this.#observer(callId),
       log: this.deps.log,
-    });
-    if (plan.skipped.length > 0)
-      void recorder.event('call.vendor_skipped', { reasons: plan.skipped }).catch(() => {});
-    this.#sessions.set(callId, session);
-    this.deps.metrics?.callStarted();
-    session.start();
-    return session;
+    };
+    const clock = () => performance.now() - origin;
+    const greeting = spec.greeting;
+    if (greeting) {
+      spec.earlyGreeting = new EarlySpeech(
+        {
+          adapter: ttsAdapter,
+          candidates: plan.tts,
+          format,
+          voice: spec.tts.voice,
+          clock,
+          onFallback: (from, error, next) => {
+            this.deps.metrics?.vendorFailure('tts', error);
+            void recorder
+              .event('call.vendor_fallback', fallbackRecord('tts', from, error, next))
+              .catch(() => {});
+          },
+        },
+        greeting,
+      );
+    }
+    return spec;
   }
 
   #observer(callId: number): SessionObserver {

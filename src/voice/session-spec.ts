@@ -11,6 +11,7 @@ import type { TtsAdapter, TtsStreamOptions } from '../providers/tts/types.js';
 import type { LlmParameters } from './answer.js';
 import type { AudioFormat } from './audio.js';
 import type { Conversation } from './conversation.js';
+import type { EarlySpeech } from './early-speech.js';
 import type { MediaSender } from './transport.js';
 import type { TurnSettings } from './turn-manager.js';
 import type { TurnRecord } from './turn-metrics.js';
@@ -77,6 +78,10 @@ export interface SessionSpec {
   vad: VoiceActivityFactory;
   observer: SessionObserver;
   log: { warn(data: object, message: string): void };
+  /** The session's clock origin (`performance.now()`), when the call was prepared before its stream. */
+  origin?: number;
+  /** The greeting, already being spoken (prepared while the stream connected). */
+  earlyGreeting?: EarlySpeech;
   /** Per-turn time budget for reaching a language model (ms). */
   llmBudgetMs?: number;
 }

@@ -10,6 +10,7 @@ import type { ProviderError } from '../providers/errors.js';
 import type { ToolCall } from '../providers/llm/types.js';
 import { type AnswerResult, generateAnswer } from './answer.js';
 import { transferTarget } from './conversation.js';
+import type { EarlySpeech } from './early-speech.js';
 import { Hearing } from './hearing.js';
 import { Playout } from './playout.js';
 import type { SessionSpec, VoiceActivity } from './session-spec.js';
@@ -17,7 +18,7 @@ import { SpeechLane } from './speech-lane.js';
 import type { MediaHandlers } from './transport.js';
 import { initialTurnState, step, type TurnAction, type TurnInput, type TurnState } from './turn-manager.js';
 import { measure, type TurnMarks, type TurnRecord } from './turn-metrics.js';
-import type { Candidate } from './vendors.js';
+import { type Candidate, fallbackRecord } from './vendors.js';
 
 export type {
   CallRecorder,
@@ -41,14 +42,12 @@ interface Utterance {
   /** Said in full once played; cut to what was heard if interrupted. */
   text: string;
   toolCalls: ToolCall[];
-  /** What to do once it has played (a transfer). */
-  afterPlayed?: () => Promise<void>;
   finished: boolean;
 }
 
 export class CallSession implements MediaHandlers {
-  readonly #origin = performance.now();
-  readonly #wallOrigin = Date.now();
+  readonly #origin: number;
+  readonly #wallOrigin: number;
   readonly #playout: Playout;
   #turnState: TurnState = initialTurnState();
   #timer: NodeJS.Timeout | undefined;
@@ -60,9 +59,13 @@ export class CallSession implements MediaHandlers {
   /** The clock time of the first caller frame: audio times count from it. */
   #audioOrigin: number | undefined;
   #ended = false;
+  /** Where the call goes once the last words have played (transfer_call). */
+  #transferTo: string | undefined;
   #records: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly spec: SessionSpec) {
+    this.#origin = spec.origin ?? performance.now();
+    this.#wallOrigin = Date.now() - (performance.now() - this.#origin);
     this.#hearing = new Hearing(spec, {
       event: (event) => {
         const at = this.clock();
@@ -168,17 +171,10 @@ export class CallSession implements MediaHandlers {
     const now = this.clock();
     switch (action.type) {
       case 'greet':
-        this.#say('greeting', this.spec.greeting);
+        this.#say('greeting', this.spec.greeting, this.spec.earlyGreeting);
         break;
       case 'respond':
-        this.#record(() =>
-          this.spec.recorder.transcript({
-            speaker: 'user',
-            text: action.text,
-            startedAt: this.#wall(action.speechStartedAt ?? now),
-            endedAt: this.#wall(action.speechEndedAt ?? now),
-          }),
-        );
+        this.#transcript('user', action.text, action.speechStartedAt ?? now, action.speechEndedAt ?? now);
         this.spec.conversation.user(action.text);
         this.#answer(action.text, {
           callerSpeechStartedAt: action.speechStartedAt,
@@ -213,14 +209,7 @@ export class CallSession implements MediaHandlers {
         break;
       }
       case 'caller_aside':
-        this.#record(() =>
-          this.spec.recorder.transcript({
-            speaker: 'user',
-            text: action.text,
-            startedAt: this.#wall(action.startedAt),
-            endedAt: this.#wall(action.endedAt),
-          }),
-        );
+        this.#transcript('user', action.text, action.startedAt, action.endedAt);
         break;
       case 'idle_prompt':
         this.#say('idle', this.spec.idleMessage);
@@ -241,25 +230,32 @@ export class CallSession implements MediaHandlers {
 
   // ——— utterances ———
 
-  #newUtterance(kind: TurnRecord['kind'], userText: string, marks: TurnMarks): Utterance {
-    const abort = new AbortController();
+  #newUtterance(
+    kind: TurnRecord['kind'],
+    userText: string,
+    marks: TurnMarks,
+    early?: EarlySpeech,
+  ): Utterance {
     const id = ++this.#utteranceSeq;
     this.#playout.begin(id);
-    const lane = new SpeechLane({
-      adapter: this.spec.tts.adapter,
-      candidates: this.spec.plan.tts,
-      format: this.spec.format,
-      voice: this.spec.tts.voice,
-      signal: abort.signal,
-      clock: this.clock,
-      onAudio: (audio) => {
-        if (this.#utterance?.id === id) {
-          marks.ttsFirstByteAt ??= this.clock();
-          this.#playout.enqueue(id, audio);
-        }
-      },
-      onFallback: (from, error, next) => this.#fallback('tts', from, error, next),
-    });
+    const sink = (audio: Uint8Array) => {
+      if (this.#utterance?.id !== id) return;
+      marks.ttsFirstByteAt ??= this.clock();
+      this.#playout.enqueue(id, audio);
+    };
+    const abort = early?.abort ?? new AbortController();
+    const lane =
+      early?.lane ??
+      new SpeechLane({
+        adapter: this.spec.tts.adapter,
+        candidates: this.spec.plan.tts,
+        format: this.spec.format,
+        voice: this.spec.tts.voice,
+        signal: abort.signal,
+        clock: this.clock,
+        onAudio: sink,
+        onFallback: (from, error, next) => this.#fallback('tts', from, error, next),
+      });
     const utterance: Utterance = {
       id,
       kind,
@@ -274,14 +270,20 @@ export class CallSession implements MediaHandlers {
       finished: false,
     };
     this.#utterance = utterance;
+    if (early) {
+      // Spoken before the stream was up: its request and first byte were on this session's clock too.
+      marks.ttsRequestAt = lane.timing.requestedAt;
+      if (lane.timing.firstByteAt !== undefined) marks.ttsFirstByteAt = lane.timing.firstByteAt;
+      early.connect(sink);
+    }
     return utterance;
   }
 
-  /** Speaks fixed text (greeting, idle prompt, goodbye). */
-  #say(kind: TurnRecord['kind'], text: string): void {
-    const utterance = this.#newUtterance(kind, '', {});
+  /** Speaks fixed text (greeting, idle prompt, goodbye); `early`: already being spoken. */
+  #say(kind: TurnRecord['kind'], text: string, early?: EarlySpeech): void {
+    const utterance = this.#newUtterance(kind, '', {}, early);
     utterance.text = text;
-    utterance.lane.send(text);
+    if (!early) utterance.lane.send(text);
     void this.#endLane(utterance);
   }
 
@@ -333,9 +335,8 @@ export class CallSession implements MediaHandlers {
         if (!to) continue;
         utterance.lane.send(this.spec.transferMessage);
         utterance.text = `${utterance.text} ${this.spec.transferMessage}`.trim();
-        utterance.afterPlayed = async () => {
-          await this.spec.recorder.transfer(to);
-        };
+        // Said first, then moved: the call ends here by the transfer, not by a hang-up.
+        this.#transferTo = to;
         this.#input({ type: 'finish_after_response', at: this.clock() });
         this.#record(() => this.spec.recorder.event('call.tool', { name: 'transfer_call', to }));
       }
@@ -367,11 +368,6 @@ export class CallSession implements MediaHandlers {
     const utterance = this.#utterance;
     if (utterance?.id !== id || utterance.finished) return;
     this.#closeUtterance(utterance, Number.POSITIVE_INFINITY, false);
-    const afterPlayed = utterance.afterPlayed;
-    if (afterPlayed)
-      void afterPlayed().catch((error: unknown) =>
-        this.spec.log.warn({ err: error }, 'after-utterance action failed'),
-      );
     this.#input({ type: 'response_done', at });
   }
 
@@ -388,15 +384,7 @@ export class CallSession implements MediaHandlers {
       );
     const now = this.clock();
     if (heard) {
-      const spokeAt = utterance.marks.firstAudioSentAt ?? now;
-      this.#record(() =>
-        this.spec.recorder.transcript({
-          speaker: 'assistant',
-          text: heard,
-          startedAt: this.#wall(spokeAt),
-          endedAt: this.#wall(now),
-        }),
-      );
+      this.#transcript('assistant', heard, utterance.marks.firstAudioSentAt ?? now, now);
     }
     const turn: TurnRecord = {
       position: this.#turnPosition++,
@@ -421,20 +409,22 @@ export class CallSession implements MediaHandlers {
   ): void {
     this.spec.observer.vendorFailure?.(kind, error);
     this.#record(() =>
-      this.spec.recorder.event('call.vendor_fallback', {
-        kind,
-        provider: from.provider,
-        key: from.label,
-        error: error.message,
-        status: error.status ?? null,
-        next: next ? { provider: next.provider, key: next.label } : null,
-      }),
+      this.spec.recorder.event('call.vendor_fallback', fallbackRecord(kind, from, error, next)),
     );
   }
 
+  /** A transcript segment; `from` and `to` on the session clock. */
+  #transcript(speaker: 'user' | 'assistant', text: string, from: number, to: number): void {
+    this.#record(() =>
+      this.spec.recorder.transcript({ speaker, text, startedAt: this.#wall(from), endedAt: this.#wall(to) }),
+    );
+  }
+
+  /** The last words have played: the call goes to its transfer target, or ends. */
   async #hangUp(): Promise<void> {
     try {
-      await this.spec.recorder.hangUp();
+      if (this.#transferTo) await this.spec.recorder.transfer(this.#transferTo);
+      else await this.spec.recorder.hangUp();
     } catch (error) {
       this.spec.log.warn({ err: error }, 'hang-up failed');
     }

@@ -92,6 +92,8 @@ interface Response {
   paused: boolean;
   /** When caller speech paused this answer (barge-in candidate). */
   bargeStartedAt?: number;
+  /** When the paused answer resumes unless the caller goes on speaking. */
+  asideDueAt?: number;
   /** A goodbye or a tool's last words: hang up when played. */
   last: boolean;
 }
@@ -126,6 +128,9 @@ export interface TurnStep {
   wakeAt: number | undefined;
 }
 
+/** How long after caller speech ends a paused answer waits before resuming (the caller may go on). */
+export const BACKCHANNEL_GRACE_MS = 250;
+
 const words = (text: string): string[] => text.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word));
 
 function callerText(caller: Caller): string {
@@ -156,6 +161,7 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
     case 'vad_start':
       caller.speaking = true;
       caller.speechStartedAt ??= input.speechStartedAt;
+      if (state.response) state.response.asideDueAt = undefined;
       caller.sttFinalAt = undefined;
       state.silentSince = undefined;
       if (state.response && !state.response.paused) {
@@ -167,16 +173,11 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
     case 'vad_end':
       caller.speaking = false;
       caller.speechEndedAt = input.speechEndedAt;
-      // Speech that paused the answer but never became an interruption: give the floor back.
-      if (state.response?.paused) {
-        const aside = callerText(caller);
-        if (aside && caller.speechStartedAt !== undefined)
-          actions.push({ type: 'caller_aside', text: aside, startedAt: caller.speechStartedAt, endedAt: at });
-        state.caller = emptyCaller();
-        state.response.paused = false;
-        state.response.bargeStartedAt = undefined;
-        actions.push({ type: 'resume' });
-      }
+      // Speech that paused the answer: if the caller does not go on within a moment (a comma's
+      // pause), it was no interruption and the answer resumes (see backchannelIfDue).
+      if (state.response?.paused) state.response.asideDueAt = at + BACKCHANNEL_GRACE_MS;
+      // Noise without words while nobody speaks: the silence goes on counting for the idle prompt.
+      else if (!state.response && !callerText(caller)) state.silentSince = input.speechEndedAt;
       break;
     case 'stt_interim':
       if (lateAside(state)) break;
@@ -191,12 +192,14 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
       }
       if (input.text.trim()) caller.finals.push(input.text.trim());
       caller.interim = '';
-      if (input.speechFinal) {
+      // Finality means something only for words heard: a late one must not end the next turn early.
+      if (input.speechFinal && callerText(caller)) {
         caller.sttFinalAt = at;
         caller.lastSttFinalAt = at;
       }
       break;
     case 'utterance_end':
+      if (!callerText(caller)) break;
       caller.sttFinalAt ??= at;
       caller.lastSttFinalAt = at;
       break;
@@ -224,10 +227,35 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
 
   if (!state.finishing) {
     interruptIfDue(settings, state, actions, at);
+    backchannelIfDue(state, actions, at);
     endTurnIfDue(settings, state, actions, at);
     idleIfDue(settings, state, actions, at);
   }
   return { state, actions, wakeAt: state.finishing ? undefined : nextWake(settings, state) };
+}
+
+/**
+ * Caller speech that paused the answer ended without reaching an interruption, and the caller has not
+ * gone on: it was a backchannel (a cough, "uh-huh"). Its final words go to the transcript (words
+ * still interim arrive as late finals, recorded then); the answer resumes where it paused.
+ */
+function backchannelIfDue(state: TurnState, actions: TurnAction[], at: number): void {
+  const response = state.response;
+  if (!response?.paused || response.asideDueAt === undefined || at < response.asideDueAt) return;
+  const { caller } = state;
+  const aside = caller.finals.join(' ').trim();
+  if (aside && caller.speechStartedAt !== undefined)
+    actions.push({
+      type: 'caller_aside',
+      text: aside,
+      startedAt: caller.speechStartedAt,
+      endedAt: caller.speechEndedAt ?? at,
+    });
+  state.caller = emptyCaller();
+  response.paused = false;
+  response.bargeStartedAt = undefined;
+  response.asideDueAt = undefined;
+  actions.push({ type: 'resume' });
 }
 
 /** Words while the assistant is audibly speaking and the caller is not (by the VAD): no turn. */
@@ -314,6 +342,7 @@ function idleIfDue(settings: TurnSettings, state: TurnState, actions: TurnAction
 function nextWake(settings: TurnSettings, state: TurnState): number | undefined {
   const { caller } = state;
   const candidates: number[] = [];
+  if (state.response?.asideDueAt !== undefined) candidates.push(state.response.asideDueAt);
   if (!caller.speaking && !state.response?.paused && callerText(caller)) {
     const due = turnEndDue(settings, caller);
     if (due !== undefined) candidates.push(due);

@@ -8,6 +8,7 @@
 import type { ProviderUrls } from '../config.js';
 import type { ResolvedConfig, VendorChoice } from '../domains/runtime/resolve-config.js';
 import type { OutboundTargets } from '../lib/outbound-target.js';
+import type { ProviderError } from '../providers/errors.js';
 import { isOneOf, LLM_PROVIDERS, TTS_PROVIDERS } from '../providers/ids.js';
 
 /** The model a vendor is asked for when the assistant names none. */
@@ -98,5 +99,22 @@ export async function planVendors(
     stt: keyed(resolved.stt, urls.stt),
     tts: ttsUrl ? keyed(resolved.tts, ttsUrl) : [],
     skipped,
+  };
+}
+
+/** What a vendor switch records on the call: who failed and why, and who takes over — never a key. */
+export function fallbackRecord(
+  kind: 'llm' | 'stt' | 'tts',
+  from: Candidate,
+  error: ProviderError,
+  next: Candidate | undefined,
+): Record<string, unknown> {
+  return {
+    kind,
+    provider: from.provider,
+    key: from.label,
+    error: error.message,
+    status: error.status ?? null,
+    next: next ? { provider: next.provider, key: next.label } : null,
   };
 }

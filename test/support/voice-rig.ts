@@ -6,7 +6,7 @@
  * is over and its records written, and returns what both sides saw.
  */
 import { asc, eq } from 'drizzle-orm';
-import { callEvents } from '../../src/db/schema/index.js';
+import { callEvents, calls } from '../../src/db/schema/index.js';
 import { CarrierASimulator } from '../../src/sim/carrier-a.js';
 import type { PhoneCall } from '../../src/sim/carrier-a-phone.js';
 import { type LlmRecordedRequest, LlmSimulator } from '../../src/sim/llm.js';
@@ -42,6 +42,10 @@ export interface CallOptions {
   llm?: LlmReply[];
   /** The call ends when this many turns are recorded (default: wait for the call to complete). */
   turns?: number;
+  /** The phone calls the organization's number instead (default: the platform calls the phone). */
+  inbound?: boolean;
+  /** Extra fields of POST /calls/initiate (welcome_message, agenda, variables). */
+  initiate?: Record<string, unknown>;
 }
 
 export interface Turn {
@@ -128,17 +132,39 @@ export async function startVoiceRig(): Promise<VoiceRig> {
       expectStatus(updated, 200);
     }
     await options.prepare?.(org);
-    const to = `+1415888${String(1000 + serial).padStart(4, '0')}`;
-    carrier.setPhone(to, options.script);
-    const initiated = await t.app.inject({
-      method: 'POST',
-      url: '/calls/initiate',
-      headers: org.admin.headers,
-      payload: { from_phone_number: org.number, to_phone_number: to },
-    });
-    expectStatus(initiated, 200);
-    const { call_id: callId, call_sid: callSid } = initiated.json() as { call_id: number; call_sid: string };
-    const phoneCall = await waitFor(() => carrier.phoneCalls.get(callSid), 20_000);
+    const customer = `+1415888${String(1000 + serial).padStart(4, '0')}`;
+    let callId: number;
+    let phoneCall: PhoneCall;
+    if (options.inbound) {
+      const rang = await carrier.placeInboundCall({
+        voiceUrl: `${t.baseUrl}/webhooks/carrier_a/voice`,
+        statusCallbackUrl: `${t.baseUrl}/webhooks/carrier_a/status`,
+        accountSid: org.account.account_sid,
+        from: customer,
+        to: org.number,
+        phone: options.script,
+      });
+      if (!rang.phoneCall)
+        throw new Error(`the platform did not answer with a stream: ${JSON.stringify(rang.answer)}`);
+      phoneCall = rang.phoneCall;
+      const [row] = await t.database.db
+        .select({ id: calls.id })
+        .from(calls)
+        .where(eq(calls.callSid, rang.callSid));
+      callId = row!.id;
+    } else {
+      carrier.setPhone(customer, options.script);
+      const initiated = await t.app.inject({
+        method: 'POST',
+        url: '/calls/initiate',
+        headers: org.admin.headers,
+        payload: { from_phone_number: org.number, to_phone_number: customer, ...options.initiate },
+      });
+      expectStatus(initiated, 200);
+      const placed = initiated.json() as { call_id: number; call_sid: string };
+      callId = placed.call_id;
+      phoneCall = await waitFor(() => carrier.phoneCalls.get(placed.call_sid), 20_000);
+    }
     await phoneCall.done;
     const read = async (path: string) => {
       const response = await t.app.inject({

@@ -51,7 +51,17 @@ interface Subject {
   number?: { id: number; assistantId: number | null; provider: string; phoneNumber: string };
 }
 
+/** Told when a call is given its media stream (the answer markup is on its way to the carrier). */
+export type CallAnsweredListener = (tenant: Tenant, callId: number) => void;
+
 export class CarrierWebhookService {
+  readonly #answerListeners: CallAnsweredListener[] = [];
+
+  /** Adds a listener for calls about to open their media stream (the voice runtime prepares the call). */
+  onCallAnswered(listener: CallAnsweredListener): void {
+    this.#answerListeners.push(listener);
+  }
+
   constructor(
     private readonly deps: {
       db: Db;
@@ -96,6 +106,8 @@ export class CarrierWebhookService {
     if (!call) throw notFound('No call to connect: the number is routed to no assistant');
     if (!adapter.answerMarkup) throw notFound(`${carrier} does not ask for call instructions`);
     const markup = adapter.answerMarkup(await this.deps.calls.mediaStream(tenant, call.id));
+    // The stream follows this answer within moments: whoever serves it may get ready now.
+    for (const listener of this.#answerListeners) listener(tenant, call.id);
     return { status: 200, contentType: markup.contentType, body: markup.body };
   }
 
