@@ -4,7 +4,7 @@
  * the carrier's signature on the upgrade, then the single-call token in its `start` message. A stream
  * that does not prove its call is closed with 1008 before any of its audio reaches the runtime. The
  * route is a WebSocket upgrade, which @fastify/websocket hides from the OpenAPI document; the
- * protocol is described in docs/media-stream.md.
+ * protocol is described in docs/voice.md ("The media stream").
  */
 import { access } from '../http/access.js';
 import type { App } from '../http/types.js';
