@@ -65,6 +65,8 @@ export function turnsTable(turns: TurnFigures[]): string {
   const lines = [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)];
   lines.push('Figures in milliseconds; "platform" is the time the platform itself added.');
   if (turns.some((turn) => turn.interrupted))
-    lines.push(`${INTERRUPTED} interrupted: the caller spoke again before the answer was over, and the assistant stopped.`);
+    lines.push(
+      `${INTERRUPTED} interrupted: the caller spoke again before the answer was over, and the assistant stopped.`,
+    );
   return lines.join('\n');
 }
