@@ -1,6 +1,7 @@
 /**
- * One answer from the language model, streamed into the voice as it is written: text is cut into
- * sentences (the first clause early) and each goes to the speech lane at once; tool calls are
+ * One answer from the language model, streamed into the voice as it is written: each token goes to
+ * the speech lane at once (whole words), and the end of each sentence (the first clause early) asks
+ * the voice to speak what it has; tool calls are
  * collected for the session. The model is tried in the plan's order — the first key, the provider's
  * fallback keys, then the assistant's fallback providers — moving on when one fails before its first
  * token (an error, a time-out, a 429), within the turn's time budget. A failure after the first token
@@ -89,19 +90,18 @@ export async function generateAnswer(request: AnswerRequest): Promise<AnswerResu
         }
         if (event.type === 'text') {
           text += event.text;
-          for (const piece of splitter.push(event.text)) {
+          // Every token goes to the voice at once; a complete sentence asks it to speak now.
+          request.lane.write(event.text);
+          if (splitter.push(event.text).length > 0) {
             marks.firstSentenceAt ??= clock();
-            request.lane.send(piece);
+            request.lane.flush();
           }
         } else if (event.type === 'tool_call') {
           toolCalls.push(event.call);
         }
       }
-      const rest = splitter.flush();
-      if (rest) {
-        marks.firstSentenceAt ??= clock();
-        request.lane.send(rest);
-      }
+      if (splitter.flush()) marks.firstSentenceAt ??= clock();
+      request.lane.flush();
       return { text: text.trim(), toolCalls, provider: candidate.provider };
     } catch (error) {
       if (signal.aborted) break;
@@ -115,8 +115,7 @@ export async function generateAnswer(request: AnswerRequest): Promise<AnswerResu
             });
       if (started) {
         // Said is said: speak what came, and stop here.
-        const rest = splitter.flush();
-        if (rest) request.lane.send(rest);
+        request.lane.flush();
         request.onFallback(candidate, failure, undefined);
         return { text: text.trim(), toolCalls, provider: candidate.provider, failure };
       }

@@ -77,6 +77,8 @@ export class SpeechLane {
   /** Everything sent, so a replacement vendor can be given it again. */
   readonly #texts: string[] = [];
   #ended = false;
+  /** The start of a word whose end has not been written yet. */
+  #partial = '';
   #stream: TtsStream | undefined;
   #candidateIndex = -1;
   #audioSeen = false;
@@ -99,18 +101,43 @@ export class SpeechLane {
     return this.#error;
   }
 
+  /**
+   * Text as the model writes it, token by token: whole words go to the vendor at once (it decides
+   * when it has enough to speak), a word cut between tokens waits for its end.
+   */
+  write(text: string): void {
+    if (!text) return;
+    this.#requestedAt ??= this.options.clock();
+    this.#partial += text;
+    const last = Math.max(this.#partial.lastIndexOf(' '), this.#partial.lastIndexOf('\n'));
+    if (last < 0) return;
+    this.#deliver(this.#partial.slice(0, last + 1));
+    this.#partial = this.#partial.slice(last + 1);
+  }
+
+  /** Speak what was written so far without waiting for more (a sentence is complete). */
+  flush(): void {
+    if (this.#partial) this.#deliver(`${this.#partial} `);
+    this.#partial = '';
+    this.#stream?.flush();
+  }
+
+  /** A whole text at once (a greeting, a goodbye). */
   send(text: string): void {
     if (!text) return;
-    const piece = text.endsWith(' ') ? text : `${text} `;
+    this.write(text);
+    this.flush();
+  }
+
+  #deliver(piece: string): void {
     this.#texts.push(piece);
     this.spoken.sent(piece);
-    this.#requestedAt ??= this.options.clock();
     this.#stream?.sendText(piece);
-    this.#stream?.flush();
   }
 
   /** No more text; resolves when the last audio has arrived (or the lane gave up). */
   async end(): Promise<void> {
+    if (this.#partial) this.flush();
     this.#ended = true;
     this.#stream?.end();
     await this.#done;
