@@ -5,8 +5,11 @@
  * Each test is one behaviour of runtime.md §4, checked on both sides: what the phone heard and when,
  * and what the platform recorded (turns with their timing, transcript, call events).
  */
+import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calls, callTranscriptSegments } from '../src/db/schema/index.js';
 import type { SimulatedPhone } from '../src/sim/phone.js';
+import { waitFor } from './support/harness.js';
 import { startVoiceRig, type VoiceRig } from './support/voice-rig.js';
 
 let rig: VoiceRig;
@@ -17,6 +20,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig.close();
 });
+
+/** The transcript texts of the call the carrier knows as `callSid`, read from the database. */
+async function transcriptOfCall(callSid: string): Promise<string[]> {
+  const rows = await rig.t.database.db
+    .select({ text: callTranscriptSegments.text })
+    .from(callTranscriptSegments)
+    .innerJoin(calls, eq(calls.id, callTranscriptSegments.callId))
+    .where(eq(calls.callSid, callSid))
+    .orderBy(asc(callTranscriptSegments.position));
+  return rows.map((row) => row.text);
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const words = (fixture: string) => fixture;
@@ -39,7 +53,7 @@ const LONG_ANSWER =
 
 describe('a live call', () => {
   it('greets at once, hears a turn, answers it, and records both with their timing', async () => {
-    rig.llm.setScript('*', []);
+    let during: string[] = [];
     const outcome = await rig.call({
       heard: ['I would like to book an appointment for tomorrow'],
       assistant: { llm_settings: { welcome_message: 'Hello, this is the clinic.' } },
@@ -49,9 +63,15 @@ describe('a live call', () => {
         await phone.say('book-appointment');
         await phone.waitForSpeech();
         await phone.waitForSilence({ ms: 600 });
+        // While the call is still up, its transcript already holds what was said.
+        during = await waitFor(async () => {
+          const texts = await transcriptOfCall(phone.callSid);
+          return texts.length === 3 ? texts : undefined;
+        });
       },
     });
     expect(outcome.phone.errors).toEqual([]);
+    expect(during).toEqual(outcome.transcript.map((segment) => segment.text));
     const [greeting, reply] = outcome.turns;
     expect(greeting).toMatchObject({
       position: 0,
