@@ -1,0 +1,345 @@
+/**
+ * The live call runtime under load (issue 17). N simulated calls at once, in steps of N: the
+ * platform in this process (embedded PGlite, or BENCH_DATABASE_URL), listening on loopback; carrier_a
+ * with its simulated phones and the stt_a, language model and tts_a simulators in a child process
+ * (bench/fixtures/voice-sims.ts), so what this process spends is the platform's alone. Each call: the
+ * greeting heard to its end, a question, the answer interrupted a second in, the next answer heard.
+ *
+ * Measured per step:
+ * - platform-added latency (the turns' `platform_ms`: end-to-end minus the endpointing wait, the
+ *   model's time to first token and the voice's time to first byte — the vendors' own time never
+ *   counts against the platform) and end-to-end, p50/p95 over every reply turn (GET …/turns);
+ * - barge-in reaction as the platform measures it (`switchboard_voice_barge_in_reaction_seconds`:
+ *   from the caller's speech start as the VAD places it — so the VAD's own detection delay is
+ *   included — to audio paused, and to the carrier told to clear); the samples are read by wrapping
+ *   the platform's VoiceMetrics.observeBargeIn, which still records them; and, from the phone's side,
+ *   the interruption's speech start to the `clear` arriving (this one waits for the words that make
+ *   it an interruption, so it includes the speech-to-text delay);
+ * - CPU of the platform process (process.cpuUsage, every thread: the VAD's too) divided by the
+ *   seconds of call it served — % of one core per live call — and the event loop's delay p99.
+ * The steps go up until platform-added p95 breaks the goal (20 ms); the largest N that kept it is the
+ * key figure, beside its ratio to the N=1 step of the same run (one warm-up call runs first, unrecorded).
+ *
+ *   npm run bench -- voice [--steps 1,10,50,100,150] [--goal-ms 20] [--ramp-ms 3000]
+ */
+import { fork } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { PhoneReport, SimsReady } from './fixtures/voice-sims.js';
+import { benchUser, percentile, startBenchPlatform, table } from './support.js';
+
+const SIMS = fileURLToPath(new URL('./fixtures/voice-sims.ts', import.meta.url));
+const NUMBER = '+14155550117';
+/** The simulators' pacing (bench/fixtures/voice-sims.ts). */
+const NOMINAL_TTFT_MS = 300;
+const NOMINAL_TTFB_MS = 100;
+
+interface TurnRow {
+  kind: string;
+  interrupted: boolean;
+  end_to_end_ms: number | null;
+  platform_ms: number | null;
+  endpointing_ms: number | null;
+  llm_ttft_ms: number | null;
+  tts_ttfb_ms: number | null;
+  marks: Record<string, number>;
+}
+
+/**
+ * What the platform itself added to a reply turn: end-to-end minus the endpointing wait, minus the
+ * model's time from the request to the first clause worth speaking (its time to first token and its
+ * streaming of that clause: the voice cannot start before it has words), minus the voice's time to
+ * first byte. The stored `platform_ms` subtracts only the model's time to first token, so it also
+ * counts the model's streaming of the first clause (~250 ms at 40 tokens/s) against the platform.
+ */
+function platformOwnMs(turn: TurnRow): number | null {
+  const m = turn.marks;
+  const parts = [m.caller_speech_ended_at, m.turn_end_decided_at, m.llm_request_at, m.first_sentence_at];
+  if (turn.end_to_end_ms === null || turn.tts_ttfb_ms === null || parts.some((v) => v === undefined))
+    return null;
+  const endpointing = m.turn_end_decided_at! - m.caller_speech_ended_at!;
+  const modelToFirstClause = m.first_sentence_at! - m.llm_request_at!;
+  return Math.max(0, turn.end_to_end_ms - endpointing - modelToFirstClause - turn.tts_ttfb_ms);
+}
+
+/**
+ * The same with the vendors' nominal times subtracted (the simulators' 300 ms to first token and
+ * 100 ms to first byte) instead of their times as the platform measured them: a stalled event loop
+ * reads the first token late, which the measured spans would hide. On a shared 2-core machine the
+ * simulators' process is slowed as well, so this is an upper bound.
+ */
+function platformUpperBoundMs(turn: TurnRow): number | null {
+  const m = turn.marks;
+  const own = platformOwnMs(turn);
+  if (own === null || m.llm_first_token_at === undefined) return null;
+  const streaming = m.first_sentence_at! - m.llm_first_token_at;
+  const endpointing = m.turn_end_decided_at! - m.caller_speech_ended_at!;
+  return Math.max(0, turn.end_to_end_ms! - endpointing - NOMINAL_TTFT_MS - streaming - NOMINAL_TTFB_MS);
+}
+
+interface StepResult {
+  n: number;
+  calls: number;
+  failed: number;
+  replyTurns: number;
+  platform: { p50: number; p95: number; max: number };
+  stored: { p50: number; p95: number };
+  upper: { p50: number; p95: number };
+  ttft: { p50: number; p95: number };
+  endToEnd: { p50: number; p95: number };
+  paused: number[];
+  cleared: number[];
+  phoneClear: number[];
+  cpuPercentPerCall: number;
+  cpuPercentTotal: number;
+  loopDelayP99Ms: number;
+  load: number[];
+  seconds: number;
+}
+
+function argument(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const figures = (values: number[]) =>
+  values.length === 0
+    ? { p50: Number.NaN, p95: Number.NaN, max: Number.NaN }
+    : { p50: percentile(values, 50), p95: percentile(values, 95), max: Math.max(...values) };
+const ms = (value: number) => (Number.isFinite(value) ? Number(value.toFixed(1)) : '—');
+
+export async function run(args: string[] = []): Promise<void> {
+  const steps = (argument(args, '--steps') ?? '1,10,50,100,150').split(',').map(Number);
+  const goalMs = Number(argument(args, '--goal-ms') ?? 20);
+  const rampMs = Number(argument(args, '--ramp-ms') ?? 3000);
+
+  // The simulators' process: every phone report is routed to the call waiting for it.
+  const sims = fork(SIMS, [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = new Map<string, (report: PhoneReport) => void>();
+  const early = new Map<string, PhoneReport>();
+  const ready = new Promise<SimsReady>((resolve, reject) => {
+    sims.once('exit', (code) => reject(new Error(`simulators exited (${code})`)));
+    sims.on('message', (message: SimsReady | PhoneReport) => {
+      if (message.type === 'ready') resolve(message);
+      else if (waiting.has(message.callSid)) waiting.get(message.callSid)!(message);
+      else early.set(message.callSid, message);
+    });
+  });
+  const phoneReport = (callSid: string) =>
+    new Promise<PhoneReport>((resolve) => {
+      const known = early.get(callSid);
+      if (known) resolve(known);
+      else waiting.set(callSid, resolve);
+    });
+  const vendors = await ready;
+
+  const bench = await startBenchPlatform({
+    CARRIER_A_BASE_URL: vendors.carrierUrl,
+    STT_BASE_URL: vendors.sttUrl,
+    LLM_A_BASE_URL: vendors.llmUrl,
+    TTS_A_BASE_URL: vendors.ttsUrl,
+  });
+  const { app, voiceMetrics } = bench.platform;
+  // The barge-in samples themselves, not only the histogram's buckets: observed, then recorded as before.
+  const bargeIn = { paused: [] as number[], cleared: [] as number[] };
+  const observe = voiceMetrics.observeBargeIn.bind(voiceMetrics);
+  voiceMetrics.observeBargeIn = (stage, value) => {
+    bargeIn[stage].push(value);
+    observe(stage, value);
+  };
+
+  try {
+    const { headers } = await benchUser(bench.platform, 'voice');
+    const expectOk = <R extends { statusCode: number; body: string }>(response: R, what: string): R => {
+      if (response.statusCode >= 300) throw new Error(`${what}: ${response.statusCode} ${response.body}`);
+      return response;
+    };
+    expectOk(
+      await app.inject({
+        method: 'PUT',
+        url: '/api/v1/organization',
+        headers,
+        payload: {
+          carrier_a: vendors.account,
+          api_keys: Object.fromEntries(Object.entries(vendors.keys).map(([k, v]) => [k, { api_key: v }])),
+        },
+      }),
+      'organization',
+    );
+    const assistant = expectOk(
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/assistants',
+        headers,
+        payload: { name: 'Voice bench', llm_settings: { welcome_message: 'Hello, this is the clinic.' } },
+      }),
+      'assistant',
+    ).json() as { id: number };
+    expectOk(
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/phone-numbers',
+        headers,
+        payload: { phone_number: NUMBER, provider: 'carrier_a', assistant_id: assistant.id },
+      }),
+      'number',
+    );
+
+    let serial = 0;
+    /** Places one call, waits for the phone's script to end, then for the platform's records. */
+    const oneCall = async (): Promise<{ report: PhoneReport; callId: number }> => {
+      serial += 1;
+      const initiated = expectOk(
+        await app.inject({
+          method: 'POST',
+          url: '/calls/initiate',
+          headers,
+          payload: {
+            from_phone_number: NUMBER,
+            to_phone_number: `+1415888${String(serial).padStart(4, '0')}`,
+          },
+        }),
+        'initiate',
+      ).json() as { call_id: number; call_sid: string };
+      const report = await phoneReport(initiated.call_sid);
+      return { report, callId: initiated.call_id };
+    };
+    const read = async <T>(path: string): Promise<T> =>
+      expectOk(await app.inject({ method: 'GET', url: `/api/v1/calls/${path}`, headers }), path).json() as T;
+    /** The call's turns once it is final (the session writes them in the background). */
+    const turnsOf = async (callId: number): Promise<{ status: string; turns: TurnRow[] }> => {
+      const deadline = Date.now() + 20_000;
+      let status = '';
+      while (Date.now() < deadline) {
+        status = (await read<{ status: string }>(String(callId))).status;
+        if (['completed', 'failed'].includes(status)) break;
+        await sleep(200);
+      }
+      await sleep(300);
+      return { status, turns: await read<TurnRow[]>(`${callId}/turns`) };
+    };
+
+    const runStep = async (n: number): Promise<StepResult> => {
+      bargeIn.paused.length = 0;
+      bargeIn.cleared.length = 0;
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
+      const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      // Calls start spread over the ramp, as real calls do not all connect in the same millisecond.
+      const placed = await Promise.all(
+        Array.from({ length: n }, async (_, i) => {
+          await sleep(n > 1 ? (i * Math.min(rampMs, n * 30)) / n : 0);
+          return oneCall();
+        }),
+      );
+      const cpu = process.cpuUsage(cpuBefore);
+      const seconds = (performance.now() - started) / 1000;
+      loop.disable();
+      const paused = [...bargeIn.paused];
+      const cleared = [...bargeIn.cleared];
+      const load = loadavg();
+      const records = await Promise.all(placed.map(({ callId }) => turnsOf(callId)));
+      const replies = records.flatMap((r) => r.turns.filter((t) => t.kind === 'reply'));
+      const callSeconds = placed.reduce((sum, { report }) => sum + report.durationMs / 1000, 0);
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      const phoneClear = placed.flatMap(({ report }) => {
+        const interrupt = report.utterances.find((u) => u.name === 'interrupt');
+        const start = interrupt?.speechStartMs ?? interrupt?.startMs;
+        const clear = start === undefined ? undefined : report.clears.find((at) => at >= start);
+        return start !== undefined && clear !== undefined ? [clear - start] : [];
+      });
+      const failed = placed.filter(
+        ({ report }, i) => report.error || report.errors.length > 0 || records[i]!.status !== 'completed',
+      ).length;
+      for (const { report } of placed.filter(({ report }) => report.error).slice(0, 3))
+        console.log(`  call ${report.callSid}: ${report.error}`);
+      const platform = replies.map(platformOwnMs).filter((v): v is number => v !== null);
+      const stored = replies.map((t) => t.platform_ms).filter((v): v is number => v !== null);
+      return {
+        n,
+        calls: placed.length,
+        failed,
+        replyTurns: replies.length,
+        platform: figures(platform),
+        stored: figures(stored),
+        upper: figures(replies.map(platformUpperBoundMs).filter((v): v is number => v !== null)),
+        ttft: figures(replies.map((t) => t.llm_ttft_ms).filter((v): v is number => v !== null)),
+        endToEnd: figures(replies.map((t) => t.end_to_end_ms).filter((v): v is number => v !== null)),
+        paused,
+        cleared,
+        phoneClear,
+        cpuPercentPerCall: (cpuSeconds / callSeconds) * 100,
+        cpuPercentTotal: (cpuSeconds / seconds) * 100,
+        loopDelayP99Ms: loop.percentile(99) / 1e6,
+        load,
+        seconds,
+      };
+    };
+
+    console.log(
+      `warm-up call… (load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, 2 cores shared)`,
+    );
+    await runStep(1);
+    const results: StepResult[] = [];
+    for (const n of steps) {
+      const result = await runStep(n);
+      results.push(result);
+      console.log(
+        `N=${n}: platform-added p95 ${ms(result.platform.p95)} ms, ${result.failed} failed, ` +
+          `${result.seconds.toFixed(0)} s, load ${result.load.map((l) => l.toFixed(2)).join(' ')}`,
+      );
+      if (!(result.platform.p95 <= goalMs) || result.failed > 0) break;
+    }
+
+    table(
+      results.map((r) => ({
+        N: r.n,
+        'calls (failed)': `${r.calls} (${r.failed})`,
+        'reply turns': r.replyTurns,
+        'platform-added p50 ms': ms(r.platform.p50),
+        'platform-added p95 ms': ms(r.platform.p95),
+        'stored platform_ms p50/p95': `${ms(r.stored.p50)} / ${ms(r.stored.p95)}`,
+        'upper bound (nominal vendors) p50/p95': `${ms(r.upper.p50)} / ${ms(r.upper.p95)}`,
+        'model TTFT p95 ms (sim 300)': ms(r.ttft.p95),
+        'end-to-end p50 ms': ms(r.endToEnd.p50),
+        'end-to-end p95 ms': ms(r.endToEnd.p95),
+        'barge-in → paused p95 ms': ms(figures(r.paused).p95),
+        'barge-in → clear p95 ms': ms(figures(r.cleared).p95),
+        'phone: speech → clear p95 ms': ms(figures(r.phoneClear).p95),
+        'CPU % of a core per call': Number(r.cpuPercentPerCall.toFixed(2)),
+        'CPU % total': Number(r.cpuPercentTotal.toFixed(0)),
+        'loop delay p99 ms': ms(r.loopDelayP99Ms),
+        'load avg 1m': Number(r.load[0]!.toFixed(2)),
+      })),
+    );
+    const base = results[0]!;
+    const kept = results.filter((r) => r.platform.p95 <= goalMs && r.failed === 0);
+    const best = kept.at(-1);
+    const top = best ?? results.at(-1)!;
+    const broke = results.find((r) => !(r.platform.p95 <= goalMs) || r.failed > 0);
+    console.log(
+      'platform-added = end-to-end − endpointing wait − model time to its first speakable clause (TTFT, sim 300 ms, ' +
+        'plus streaming that clause at 40 tokens/s) − voice TTFB (sim 100 ms); the stored platform_ms subtracts TTFT only; ' +
+        'barge-in figures count from the speech start the VAD places, so they include its detection delay; ' +
+        'the ratio compares platform-added p95 at the largest N kept with N=1 in the same run.',
+    );
+    console.log(
+      `voice: largest N with platform-added p95 ≤ ${goalMs} ms: ${best ? best.n : 'none'} (goal ≥ 100${broke ? `; broke at N=${broke.n}: ${ms(broke.platform.p95)} ms` : `; not broken up to N=${results.at(-1)!.n}`}); ` +
+        `at N=${top.n} platform-added p95 ${ms(top.platform.p95)} ms = ${(top.platform.p95 / base.platform.p95).toFixed(1)}× N=${base.n} (${ms(base.platform.p95)} ms), ` +
+        `end-to-end p95 ${ms(top.endToEnd.p95)} ms, barge-in paused p95 ${ms(figures(top.paused).p95)} ms / clear ${ms(figures(top.cleared).p95)} ms, ` +
+        `CPU ${top.cpuPercentPerCall.toFixed(2)} % of a core per call; load ${top.load[0]!.toFixed(2)}`,
+    );
+  } finally {
+    await bench.close();
+    sims.send({ type: 'stop' });
+    await new Promise((resolve) => sims.once('exit', resolve));
+  }
+}
