@@ -5,8 +5,7 @@
  * simulated phone speaking recorded utterances in real time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SimulatedPhone } from '../src/sim/phone.js';
-import { startVoiceRig, type VoiceRig } from './support/voice-rig.js';
+import { afterGreeting, BOOK, hearAnswer, startVoiceRig, type VoiceRig } from './support/voice-rig.js';
 
 let rig: VoiceRig;
 
@@ -16,25 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig.close();
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const words = (fixture: string) => fixture;
-
-/** The caller listens to the greeting to its end. */
-async function afterGreeting(phone: SimulatedPhone): Promise<void> {
-  await phone.waitForSpeech();
-  await phone.waitForSilence({ ms: 600 });
-}
-
-/** The caller waits for the answer and hears it to its end. */
-async function hearAnswer(phone: SimulatedPhone): Promise<void> {
-  await phone.waitForSpeech();
-  await phone.waitForSilence({ ms: 600 });
-}
-
-const BOOK = 'I would like to book an appointment for tomorrow';
-const LONG_ANSWER =
-  'Of course. We have openings tomorrow morning at nine, at ten thirty, and at eleven, and in the afternoon at two, at three, and at four thirty. Which would suit you best?';
 
 describe('a live call that does more', () => {
   it('prompts a silent caller, then says goodbye and hangs up', async () => {

@@ -8,9 +8,16 @@
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calls, callTranscriptSegments } from '../src/db/schema/index.js';
-import type { SimulatedPhone } from '../src/sim/phone.js';
 import { waitFor } from './support/harness.js';
-import { startVoiceRig, type VoiceRig } from './support/voice-rig.js';
+import {
+  afterGreeting,
+  BOOK,
+  hearAnswer,
+  LONG_ANSWER,
+  sleep,
+  startVoiceRig,
+  type VoiceRig,
+} from './support/voice-rig.js';
 
 let rig: VoiceRig;
 
@@ -31,25 +38,6 @@ async function transcriptOfCall(callSid: string): Promise<string[]> {
     .orderBy(asc(callTranscriptSegments.position));
   return rows.map((row) => row.text);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const words = (fixture: string) => fixture;
-
-/** The caller listens to the greeting to its end. */
-async function afterGreeting(phone: SimulatedPhone): Promise<void> {
-  await phone.waitForSpeech();
-  await phone.waitForSilence({ ms: 600 });
-}
-
-/** The caller waits for the answer and hears it to its end. */
-async function hearAnswer(phone: SimulatedPhone): Promise<void> {
-  await phone.waitForSpeech();
-  await phone.waitForSilence({ ms: 600 });
-}
-
-const BOOK = 'I would like to book an appointment for tomorrow';
-const LONG_ANSWER =
-  'Of course. We have openings tomorrow morning at nine, at ten thirty, and at eleven, and in the afternoon at two, at three, and at four thirty. Which would suit you best?';
 
 describe('a live call', () => {
   it('greets at once, hears a turn, answers it, and records both with their timing', async () => {
@@ -81,7 +69,7 @@ describe('a live call', () => {
     expect(reply).toMatchObject({
       position: 1,
       kind: 'reply',
-      user_text: words('I would like to book an appointment for tomorrow'),
+      user_text: BOOK,
       assistant_text: 'You said: I would like to book an appointment for tomorrow. How else can I help?',
       interrupted: false,
       llm_provider: 'llm_a',

@@ -221,3 +221,23 @@ export async function startVoiceRig(): Promise<VoiceRig> {
     },
   };
 }
+
+/** The caller listens to the greeting to its end. */
+export async function afterGreeting(phone: SimulatedPhone): Promise<void> {
+  await phone.waitForSpeech();
+  await phone.waitForSilence({ ms: 600 });
+}
+
+/** The caller waits for the answer and hears it to its end. */
+export async function hearAnswer(phone: SimulatedPhone): Promise<void> {
+  await phone.waitForSpeech();
+  await phone.waitForSilence({ ms: 600 });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What the speech-to-text simulator hears for the fixture `book-appointment`. */
+export const BOOK = 'I would like to book an appointment for tomorrow';
+/** An answer long enough (about ten seconds of voice) to be interrupted. */
+export const LONG_ANSWER =
+  'Of course. We have openings tomorrow morning at nine, at ten thirty, and at eleven, and in the afternoon at two, at three, and at four thirty. Which would suit you best?';
