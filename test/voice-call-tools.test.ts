@@ -84,6 +84,54 @@ describe('a live call that does more', () => {
     expect(outcome.turns.find((turn) => turn.kind === 'reply')?.assistant_text).toBe('Connecting you now.');
   }, 60_000);
 
+  it('moves to the next key of the voice and of the hearing when theirs are refused', async () => {
+    const outcome = await rig.call({
+      heard: [BOOK],
+      prepare: async (org, keys) => {
+        for (const [vendor, key] of [
+          ['tts_a', `spare-tts-${org.assistantId}`],
+          ['stt_a', `spare-stt-${org.assistantId}`],
+        ] as const) {
+          const added = await rig.t.app.inject({
+            method: 'POST',
+            url: `/api/v1/organization/fallback-keys/${vendor}`,
+            headers: org.admin.headers,
+            payload: { name: 'spare', api_key: key, enabled: true },
+          });
+          expect(added.statusCode, added.body).toBe(201);
+        }
+        rig.tts.addKey(`spare-tts-${org.assistantId}`);
+        rig.stt.addKey(`spare-stt-${org.assistantId}`);
+        rig.stt.setScript(`spare-stt-${org.assistantId}`, [BOOK]);
+        // The organization's own keys are refused at their next handshake: a 503 and a 401.
+        rig.tts.failNext(keys.tts_a, { status: 503 });
+        rig.stt.failNext(keys.stt_a, { status: 401 });
+      },
+      script: async (phone) => {
+        await afterGreeting(phone);
+        await phone.say('book-appointment');
+        await hearAnswer(phone);
+      },
+    });
+    expect(outcome.turns.map((turn) => turn.kind)).toEqual(['greeting', 'reply']);
+    expect(outcome.turns[1]?.user_text).toBe(BOOK);
+    const switches = outcome.events.filter((e) => e.type === 'call.vendor_fallback').map((e) => e.data);
+    expect(switches).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          kind: 'tts',
+          status: 503,
+          next: { provider: 'tts_a', key: 'fallback key spare' },
+        }),
+        expect.objectContaining({
+          kind: 'stt',
+          status: 401,
+          next: { provider: 'stt_a', key: 'fallback key spare' },
+        }),
+      ]),
+    );
+  }, 60_000);
+
   it('moves to the fallback key when the model fails before its first token, and records the switch', async () => {
     const outcome = await rig.call({
       heard: [BOOK],

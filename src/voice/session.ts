@@ -59,6 +59,8 @@ export class CallSession implements MediaHandlers {
   /** The clock time of the first caller frame: audio times count from it. */
   #audioOrigin: number | undefined;
   #ended = false;
+  readonly #inputs: TurnInput[] = [];
+  #stepping = false;
   /** Where the call goes once the last words have played (transfer_call). */
   #transferTo: string | undefined;
   #records: Promise<unknown> = Promise.resolve();
@@ -146,15 +148,24 @@ export class CallSession implements MediaHandlers {
     this.spec.observer.ended?.();
   }
 
-  /** Resolves when every record queued so far is written (tests, shutdown). */
-  settled(): Promise<unknown> {
-    return this.#records;
-  }
-
   // ——— turn-taking ———
 
   #input(input: TurnInput): void {
-    if (this.#ended) return;
+    // An action may cause an input at once (held greeting audio makes the answer audible while the
+    // greeting starts): it waits its turn, so every step sees the state the previous one left.
+    this.#inputs.push(input);
+    if (this.#stepping) return;
+    this.#stepping = true;
+    try {
+      for (let next = this.#inputs.shift(); next && !this.#ended; next = this.#inputs.shift())
+        this.#step(next);
+    } finally {
+      this.#stepping = false;
+      this.#inputs.length = 0;
+    }
+  }
+
+  #step(input: TurnInput): void {
     const next = step(this.spec.turn, this.#turnState, input);
     this.#turnState = next.state;
     for (const action of next.actions) this.#act(action);

@@ -37,7 +37,10 @@ export interface CallOptions {
   /** Keys of the organization's vendors (default: one per vendor the simulators accept). */
   keys?: { llm_a?: string; stt_a?: string; tts_a?: string };
   /** Called after the organization exists and before the call is placed (fallback keys…). */
-  prepare?: (org: CarrierOrganization) => Promise<void>;
+  prepare?: (
+    org: CarrierOrganization,
+    keys: { llm_a: string; stt_a: string; tts_a: string },
+  ) => Promise<void>;
   /** What the language model answers the organization's key, in order (then: its default reply). */
   llm?: LlmReply[];
   /** The call ends when this many turns are recorded (default: wait for the call to complete). */
@@ -131,7 +134,7 @@ export async function startVoiceRig(): Promise<VoiceRig> {
       });
       expectStatus(updated, 200);
     }
-    await options.prepare?.(org);
+    await options.prepare?.(org, keys);
     const customer = `+1415888${String(1000 + serial).padStart(4, '0')}`;
     let callId: number;
     let phoneCall: PhoneCall;
