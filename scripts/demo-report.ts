@@ -3,25 +3,24 @@
  * and the table of each turn's latency breakdown as `GET /api/v1/calls/{id}/turns` gives it. Plain
  * text, no colours: the output is read by people and by test/demo.test.ts alike.
  */
+import type { CallTurn, TranscriptSegment } from '../clients/typescript/src/index.js';
 
-/** A transcript segment of `GET /api/v1/calls/{id}/transcript`. */
-export interface Segment {
-  speaker: string;
-  text: string;
-}
+/** A transcript segment of `GET /api/v1/calls/{id}/transcript`, as far as the lines need it. */
+export type Segment = Pick<TranscriptSegment, 'speaker' | 'text'>;
 
 /** The fields of a turn of `GET /api/v1/calls/{id}/turns` the table shows. */
-export interface TurnFigures {
-  position: number;
-  kind: string;
-  interrupted: boolean;
-  end_to_end_ms: number | null;
-  endpointing_ms: number | null;
-  stt_delay_ms: number | null;
-  llm_ttft_ms: number | null;
-  tts_ttfb_ms: number | null;
-  platform_ms: number | null;
-}
+export type TurnFigures = Pick<
+  CallTurn,
+  | 'position'
+  | 'kind'
+  | 'interrupted'
+  | 'end_to_end_ms'
+  | 'endpointing_ms'
+  | 'stt_delay_ms'
+  | 'llm_ttft_ms'
+  | 'tts_ttfb_ms'
+  | 'platform_ms'
+>;
 
 const SPEAKERS: Record<string, string> = { user: 'Caller', assistant: 'Assistant' };
 

@@ -35,13 +35,13 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-it('sends call.ringing, call.in_progress and call.completed to webhook_url, signed with the organization secret', async () => {
-  const f = new Factories(t);
-  const admin = await f.user();
-  const account = {
-    account_sid: 'AC00000000000000000000000000000e01',
-    auth_token: 'events-token-0123456789',
-  };
+/** An organization with carrier_a credentials the simulator knows, and an assistant that has a webhook_url. */
+async function organizationWithWebhook(
+  account: { account_sid: string; auth_token: string },
+  name: string,
+  webhookUrl: string,
+) {
+  const admin = await new Factories(t).user();
   sim.addAccount(account);
   await t.app.inject({
     method: 'PUT',
@@ -53,9 +53,18 @@ it('sends call.ringing, call.in_progress and call.completed to webhook_url, sign
     method: 'POST',
     url: '/api/v1/assistants',
     headers: admin.headers,
-    payload: { name: 'Eventful', webhook_url: receiverUrl },
+    payload: { name, webhook_url: webhookUrl },
   });
   expect(assistant.statusCode, assistant.body).toBe(201);
+  return { admin, account, assistant };
+}
+
+it('sends call.ringing, call.in_progress and call.completed to webhook_url, signed with the organization secret', async () => {
+  const { admin, assistant } = await organizationWithWebhook(
+    { account_sid: 'AC00000000000000000000000000000e01', auth_token: 'events-token-0123456789' },
+    'Eventful',
+    receiverUrl,
+  );
   await t.app.inject({
     method: 'POST',
     url: '/api/v1/phone-numbers',
@@ -117,26 +126,11 @@ it('sends call.ringing, call.in_progress and call.completed to webhook_url, sign
 });
 
 it('ends an answered call with call.completed carrying the transcript in spoken order', async () => {
-  const f = new Factories(t);
-  const admin = await f.user();
-  const account = {
-    account_sid: 'AC00000000000000000000000000000e02',
-    auth_token: 'events-token-transcript-0123',
-  };
-  sim.addAccount(account);
-  await t.app.inject({
-    method: 'PUT',
-    url: '/api/v1/organization',
-    headers: admin.headers,
-    payload: { carrier_a: account },
-  });
-  const assistant = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: admin.headers,
-    payload: { name: 'Talkative', webhook_url: `${receiverUrl}/talkative` },
-  });
-  expect(assistant.statusCode, assistant.body).toBe(201);
+  const { admin, account, assistant } = await organizationWithWebhook(
+    { account_sid: 'AC00000000000000000000000000000e02', auth_token: 'events-token-transcript-0123' },
+    'Talkative',
+    `${receiverUrl}/talkative`,
+  );
   const number = await t.app.inject({
     method: 'POST',
     url: '/api/v1/phone-numbers',

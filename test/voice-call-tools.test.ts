@@ -5,7 +5,7 @@
  * simulated phone speaking recorded utterances in real time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { afterGreeting, BOOK, hearAnswer, startVoiceRig, type VoiceRig } from './support/voice-rig.js';
+import { afterGreeting, askToBook, BOOK, startVoiceRig, type VoiceRig } from './support/voice-rig.js';
 
 let rig: VoiceRig;
 
@@ -107,11 +107,7 @@ describe('a live call that does more', () => {
         rig.tts.failNext(keys.tts_a, { status: 503 });
         rig.stt.failNext(keys.stt_a, { status: 401 });
       },
-      script: async (phone) => {
-        await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await hearAnswer(phone);
-      },
+      script: askToBook,
     });
     expect(outcome.turns.map((turn) => turn.kind)).toEqual(['greeting', 'reply']);
     expect(outcome.turns[1]?.user_text).toBe(BOOK);
@@ -145,11 +141,7 @@ describe('a live call that does more', () => {
         });
         expect(added.statusCode, added.body).toBe(201);
       },
-      script: async (phone) => {
-        await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await hearAnswer(phone);
-      },
+      script: askToBook,
       llm: [{ error: { status: 429, code: 'rate_limit_exceeded', retryAfterSeconds: 1 } }],
     });
     const reply = outcome.turns.find((turn) => turn.kind === 'reply');
@@ -167,11 +159,7 @@ describe('a live call that does more', () => {
   it('apologises rather than falls silent when no model answers', async () => {
     const outcome = await rig.call({
       heard: [BOOK],
-      script: async (phone) => {
-        await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await hearAnswer(phone);
-      },
+      script: askToBook,
       llm: [{ error: { status: 401, code: 'invalid_api_key' } }],
     });
     const reply = outcome.turns.find((turn) => turn.kind === 'reply');
@@ -186,11 +174,7 @@ describe('a live call that does more', () => {
       inbound: true,
       heard: [BOOK],
       assistant: { llm_settings: { welcome_message: 'Thanks for calling the clinic.' } },
-      script: async (phone) => {
-        await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await hearAnswer(phone);
-      },
+      script: askToBook,
     });
     expect(outcome.phone.errors).toEqual([]);
     const [greeting, reply] = outcome.turns;
@@ -218,11 +202,7 @@ describe('a live call that does more', () => {
         agenda: 'Confirm the {{ day }} visit',
         variables: { name: 'Ada', day: 'Monday', clinic: 'Acme Clinic' },
       },
-      script: async (phone) => {
-        await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await hearAnswer(phone);
-      },
+      script: askToBook,
     });
     expect(outcome.turns[0]?.assistant_text).toBe('Hello Ada');
     const request = outcome.llmRequests[0]!;

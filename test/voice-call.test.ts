@@ -11,6 +11,7 @@ import { calls, callTranscriptSegments } from '../src/db/schema/index.js';
 import { waitFor } from './support/harness.js';
 import {
   afterGreeting,
+  askToBook,
   BOOK,
   hearAnswer,
   LONG_ANSWER,
@@ -98,11 +99,7 @@ describe('a live call', () => {
       heard: [BOOK],
       // endpointing 0: no speech_final; utterance_end_ms 0: no UtteranceEnd.
       assistant: { stt_settings: { endpointing: { silence_threshold: 0 }, utterance_end_ms: 0 } },
-      script: async (phone) => {
-        await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await hearAnswer(phone);
-      },
+      script: askToBook,
     });
     const reply = outcome.turns.find((turn) => turn.kind === 'reply');
     expect(reply?.user_text).toBe(BOOK);

@@ -1,5 +1,5 @@
 /** Network helpers. */
-import { createServer, isIPv6 } from 'node:net';
+import { createServer, isIPv6, type Server } from 'node:net';
 
 /** A free loopback port: taken by a throwaway server, then released for the caller to listen on. */
 export async function freePort(): Promise<number> {
@@ -8,6 +8,23 @@ export async function freePort(): Promise<number> {
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return typeof address === 'object' && address ? address.port : 0;
+}
+
+/**
+ * Listens on loopback and resolves to the port taken (the one asked for, or the system's for 0). A
+ * port that cannot be taken rejects here — the simulators' runner names it — instead of surfacing
+ * as an unhandled 'error' event.
+ */
+export async function listenOnLoopback(server: Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : port;
 }
 
 /**

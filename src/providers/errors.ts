@@ -50,6 +50,16 @@ export interface RequestTiming {
   endedAt?: number;
 }
 
+/**
+ * A failure as a ProviderError: one already is, anything else (a bug, a socket error an adapter did
+ * not name) counts as retryable, so the caller tries the next key rather than giving up.
+ */
+export function asProviderError(error: unknown, provider: string): ProviderError {
+  return error instanceof ProviderError
+    ? error
+    : new ProviderError((error as Error).message, { provider, retryable: true, cause: error });
+}
+
 /** Whether an HTTP status is worth retrying: time-outs, rate limits and server faults. */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;

@@ -6,6 +6,7 @@
  * callback format on top; `settle()` lets a test wait until every callback has been posted.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { listenOnLoopback } from '../lib/net.js';
 
 export type CallOutcome =
   | { status: 'completed'; durationSeconds: number; answeredBy?: 'human' | 'machine' }
@@ -99,16 +100,8 @@ export abstract class CarrierSimulatorBase {
   async start(port = 0): Promise<string> {
     const routes = this.routes();
     this.#server = createServer((req, res) => void this.#serve(routes, req, res));
-    // A port that cannot be taken rejects here (the runner names it), instead of an unhandled 'error'.
-    await new Promise<void>((resolve, reject) => {
-      this.#server!.once('error', reject);
-      this.#server!.listen(port, '127.0.0.1', () => {
-        this.#server!.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.#server.address();
-    this.#baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
+    const listening = await listenOnLoopback(this.#server, port);
+    this.#baseUrl = `http://127.0.0.1:${listening}`;
     return this.#baseUrl;
   }
 

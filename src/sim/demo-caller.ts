@@ -27,22 +27,33 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How long the caller lets the assistant speak before cutting in. */
 export const INTERRUPT_AFTER_MS = 1000;
 
-export async function demoCaller(phone: SimulatedPhone): Promise<void> {
-  const wait = { timeoutMs: 30_000 };
-  // The greeting, to its end.
-  await phone.waitForSpeech(wait);
-  await phone.waitForSilence({ ms: 700, ...wait });
+/** The caller hears the assistant out: its speech starts, then `silenceMs` pass without it. */
+export async function hearToEnd(
+  phone: SimulatedPhone,
+  options: { silenceMs?: number; timeoutMs?: number } = {},
+): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  await phone.waitForSpeech({ timeoutMs });
+  await phone.waitForSilence({ ms: options.silenceMs ?? 700, timeoutMs });
+}
+
+/**
+ * The first half of the demo, which the voice benchmark runs alone: the greeting heard to its end, a
+ * question, the answer cut into a second after it starts, the next answer heard to its end.
+ */
+export async function askAndInterrupt(phone: SimulatedPhone): Promise<void> {
+  await hearToEnd(phone);
   await phone.say('book-appointment');
-  // The answer starts; the caller cuts in a second later.
-  await phone.waitForSpeech(wait);
+  await phone.waitForSpeech({ timeoutMs: 30_000 });
   await sleep(INTERRUPT_AFTER_MS);
   await phone.say('interrupt');
-  await phone.waitForSpeech(wait);
-  await phone.waitForSilence({ ms: 700, ...wait });
+  await hearToEnd(phone);
+}
+
+export async function demoCaller(phone: SimulatedPhone): Promise<void> {
+  await askAndInterrupt(phone);
   await phone.say('three-oclock');
-  await phone.waitForSpeech(wait);
-  await phone.waitForSilence({ ms: 700, ...wait });
+  await hearToEnd(phone);
   await phone.say('goodbye');
-  await phone.waitForSpeech(wait);
-  await phone.waitForSilence({ ms: 700, ...wait });
+  await hearToEnd(phone);
 }

@@ -12,6 +12,7 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { listenOnLoopback } from '../lib/net.js';
 import {
   amzDate,
   canonicalRequest,
@@ -109,16 +110,8 @@ export class LambdaSimulator {
 
   async start(port = 0): Promise<string> {
     this.#server = createServer((req, res) => void this.#serve(req, res));
-    // A port that cannot be taken rejects here (the runner names it), instead of an unhandled 'error'.
-    await new Promise<void>((resolve, reject) => {
-      this.#server!.once('error', reject);
-      this.#server!.listen(port, '127.0.0.1', () => {
-        this.#server!.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.#server.address();
-    this.#baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
+    const listening = await listenOnLoopback(this.#server, port);
+    this.#baseUrl = `http://127.0.0.1:${listening}`;
     return this.#baseUrl;
   }
 

@@ -14,6 +14,7 @@
  * Every request is recorded (key, body, whether the client hung up), and concurrent streams counted.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { listenOnLoopback } from '../lib/net.js';
 import { completionObject, type LlmReply, type StreamPacing, writeStream } from './llm-replies.js';
 
 export type { LlmReply, StreamPacing } from './llm-replies.js';
@@ -78,15 +79,8 @@ export class LlmSimulator {
 
   async start(port = 0): Promise<string> {
     this.#server = createServer((req, res) => void this.#serve(req, res));
-    await new Promise<void>((resolve, reject) => {
-      this.#server!.once('error', reject);
-      this.#server!.listen(port, '127.0.0.1', () => {
-        this.#server!.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.#server.address();
-    this.#baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/v1`;
+    const listening = await listenOnLoopback(this.#server, port);
+    this.#baseUrl = `http://127.0.0.1:${listening}/v1`;
     return this.#baseUrl;
   }
 

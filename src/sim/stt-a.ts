@@ -14,6 +14,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
+import { listenOnLoopback } from '../lib/net.js';
 import { type AudioFormat, durationMs } from '../voice/audio.js';
 import { ScriptedRecognizer } from './stt-a-recognizer.js';
 
@@ -82,15 +83,8 @@ export class SttASimulator {
       if (this.handshakeDelayMs > 0) setTimeout(answer, this.handshakeDelayMs);
       else answer();
     });
-    await new Promise<void>((resolve, reject) => {
-      this.#server!.once('error', reject);
-      this.#server!.listen(port, '127.0.0.1', () => {
-        this.#server!.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.#server.address();
-    this.#baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
+    const listening = await listenOnLoopback(this.#server, port);
+    this.#baseUrl = `http://127.0.0.1:${listening}`;
     return this.#baseUrl;
   }
 

@@ -15,6 +15,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
+import { listenOnLoopback } from '../lib/net.js';
 import { ttsAAudioFormat } from '../providers/tts/tts-a-wire.js';
 import {
   type MidStreamFailure,
@@ -90,9 +91,7 @@ export class TtsASimulator {
     });
     server.on('upgrade', (request, socket, head) => this.#upgrade(request, socket, head));
     this.#server = server;
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    const address = server.address();
-    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
+    return `http://127.0.0.1:${await listenOnLoopback(server, port)}`;
   }
 
   async stop(): Promise<void> {

@@ -7,21 +7,18 @@
  * token (an error, a time-out, a 429), within the turn's time budget. A failure after the first token
  * keeps what was said (finishing the sentence with another model is issue 18's).
  */
-import { ProviderError } from '../providers/errors.js';
-import type { ChatMessage, LlmAdapter, ToolCall, ToolDefinition } from '../providers/llm/types.js';
+import { asProviderError, ProviderError } from '../providers/errors.js';
+import type {
+  ChatMessage,
+  LlmAdapter,
+  LlmParameters,
+  ToolCall,
+  ToolDefinition,
+} from '../providers/llm/types.js';
 import { SentenceSplitter } from './sentences.js';
 import type { SpeechLane } from './speech-lane.js';
 import type { TurnMarks } from './turn-metrics.js';
 import type { LlmCandidate } from './vendors.js';
-
-export interface LlmParameters {
-  temperature?: number;
-  maxTokens?: number;
-  topP?: number;
-  frequencyPenalty?: number;
-  presencePenalty?: number;
-  stop?: string[];
-}
 
 export interface AnswerRequest {
   messages: ChatMessage[];
@@ -105,14 +102,7 @@ export async function generateAnswer(request: AnswerRequest): Promise<AnswerResu
       return { text: text.trim(), toolCalls, provider: candidate.provider };
     } catch (error) {
       if (signal.aborted) break;
-      failure =
-        error instanceof ProviderError
-          ? error
-          : new ProviderError((error as Error).message, {
-              provider: candidate.provider,
-              retryable: true,
-              cause: error,
-            });
+      failure = asProviderError(error, candidate.provider);
       if (started) {
         // Said is said: speak what came, and stop here.
         request.lane.flush();

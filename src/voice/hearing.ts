@@ -4,7 +4,7 @@
  * the session, which records it). Audio sent while no stream is open is dropped — the local VAD still
  * hears it, and the caller's next words reach the new stream.
  */
-import { ProviderError } from '../providers/errors.js';
+import { asProviderError, type ProviderError } from '../providers/errors.js';
 import type { SttEvent, SttStream } from '../providers/stt/types.js';
 import type { SessionSpec } from './session-spec.js';
 import type { Candidate } from './vendors.js';
@@ -59,10 +59,7 @@ export class Hearing {
       } catch (error) {
         this.#stream = undefined;
         if (this.#abort.signal.aborted) return;
-        const failure =
-          error instanceof ProviderError
-            ? error
-            : new ProviderError((error as Error).message, { provider: candidate.provider, retryable: true });
+        const failure = asProviderError(error, candidate.provider);
         this.events.fallback(candidate, failure, candidates[index + 1]);
       }
     }

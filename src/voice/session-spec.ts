@@ -5,10 +5,10 @@
  * the assistant's settings; tests and the benchmark may assemble their own.
  */
 import type { ProviderError } from '../providers/errors.js';
-import type { LlmAdapter, ToolDefinition } from '../providers/llm/types.js';
+import type { LlmAdapter, LlmParameters, ToolDefinition } from '../providers/llm/types.js';
 import type { SttAdapter, SttStreamOptions } from '../providers/stt/types.js';
 import type { TtsAdapter, TtsStreamOptions } from '../providers/tts/types.js';
-import type { LlmParameters } from './answer.js';
+
 import type { AudioFormat } from './audio.js';
 import type { Conversation } from './conversation.js';
 import type { EarlySpeech } from './early-speech.js';

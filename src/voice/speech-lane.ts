@@ -7,7 +7,7 @@
  * was spoken when, from the vendor's alignment (or, without one, spread evenly over the audio), so the
  * conversation can keep exactly what the caller heard.
  */
-import { ProviderError } from '../providers/errors.js';
+import { asProviderError, ProviderError } from '../providers/errors.js';
 import type { TtsAdapter, TtsStream, TtsStreamOptions } from '../providers/tts/types.js';
 import { type AudioFormat, durationMs } from './audio.js';
 import type { Candidate } from './vendors.js';
@@ -161,14 +161,7 @@ export class SpeechLane {
         return;
       } catch (error) {
         if (signal.aborted) return;
-        const failure =
-          error instanceof ProviderError
-            ? error
-            : new ProviderError((error as Error).message, {
-                provider: candidate.provider,
-                retryable: true,
-                cause: error,
-              });
+        const failure = asProviderError(error, candidate.provider);
         this.#error = failure;
         // Once the caller has heard this voice, another cannot take over mid-sentence.
         if (this.#audioSeen) {

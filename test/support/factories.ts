@@ -59,7 +59,8 @@ export function sessionCookieOf(response: LightMyRequestResponse): string {
   return cookie.value;
 }
 
-function expectStatus(response: LightMyRequestResponse, status: number): void {
+/** Throws with the body when a set-up request did not answer `status` (set-up, not the assertion under test). */
+export function expectStatus(response: LightMyRequestResponse, status: number): void {
   if (response.statusCode !== status) {
     throw new Error(`Expected ${status}, got ${response.statusCode}: ${response.body}`);
   }

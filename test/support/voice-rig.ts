@@ -6,15 +6,17 @@
  * is over and its records written, and returns what both sides saw.
  */
 import { asc, eq } from 'drizzle-orm';
+import type { CallTurn } from '../../clients/typescript/src/index.js';
 import { callEvents, calls } from '../../src/db/schema/index.js';
 import { CarrierASimulator } from '../../src/sim/carrier-a.js';
 import type { PhoneCall } from '../../src/sim/carrier-a-phone.js';
+import { hearToEnd } from '../../src/sim/demo-caller.js';
 import { type LlmRecordedRequest, LlmSimulator } from '../../src/sim/llm.js';
 import type { LlmReply } from '../../src/sim/llm-replies.js';
 import type { SimulatedPhone } from '../../src/sim/phone.js';
 import { SttASimulator } from '../../src/sim/stt-a.js';
 import { TtsASimulator } from '../../src/sim/tts-a.js';
-import { type CarrierOrganization, Factories } from './factories.js';
+import { type CarrierOrganization, expectStatus, Factories } from './factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './harness.js';
 
 export interface VoiceRig {
@@ -51,20 +53,8 @@ export interface CallOptions {
   initiate?: Record<string, unknown>;
 }
 
-export interface Turn {
-  position: number;
-  kind: string;
-  user_text: string;
-  assistant_text: string;
-  interrupted: boolean;
-  llm_provider: string | null;
-  end_to_end_ms: number | null;
-  endpointing_ms: number | null;
-  llm_ttft_ms: number | null;
-  tts_ttfb_ms: number | null;
-  platform_ms: number | null;
-  marks: Record<string, number>;
-}
+/** A turn as GET /api/v1/calls/{id}/turns returns it (the typed client's type). */
+export type Turn = CallTurn;
 
 export interface CallOutcome {
   callId: number;
@@ -80,11 +70,6 @@ export interface CallOutcome {
 }
 
 let serial = 0;
-
-function expectStatus(response: { statusCode: number; body: string }, status: number): void {
-  if (response.statusCode !== status)
-    throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
-}
 
 export async function startVoiceRig(): Promise<VoiceRig> {
   const carrier = new CarrierASimulator();
@@ -226,15 +211,19 @@ export async function startVoiceRig(): Promise<VoiceRig> {
 }
 
 /** The caller listens to the greeting to its end. */
-export async function afterGreeting(phone: SimulatedPhone): Promise<void> {
-  await phone.waitForSpeech();
-  await phone.waitForSilence({ ms: 600 });
-}
+export const afterGreeting = (phone: SimulatedPhone) => hearToEnd(phone, QUICK_HEARING);
 
 /** The caller waits for the answer and hears it to its end. */
-export async function hearAnswer(phone: SimulatedPhone): Promise<void> {
-  await phone.waitForSpeech();
-  await phone.waitForSilence({ ms: 600 });
+export const hearAnswer = (phone: SimulatedPhone) => hearToEnd(phone, QUICK_HEARING);
+
+/** The tests listen with a shorter silence and the phone's own time-out. */
+const QUICK_HEARING = { silenceMs: 600, timeoutMs: 10_000 };
+
+/** The caller hears the greeting out, asks for an appointment, and hears the answer out. */
+export async function askToBook(phone: SimulatedPhone): Promise<void> {
+  await afterGreeting(phone);
+  await phone.say('book-appointment');
+  await hearAnswer(phone);
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

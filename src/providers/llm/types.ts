@@ -29,7 +29,17 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
 }
 
-export interface ChatRequest {
+/** The sampling parameters an assistant's llm_settings give a request. */
+export interface LlmParameters {
+  temperature?: number;
+  maxTokens?: number;
+  topP?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  stop?: string[];
+}
+
+export interface ChatRequest extends LlmParameters {
   /** null for a custom model at its own address that needs no key. */
   apiKey: string | null;
   /** The provider's base URL (…/v1), or the assistant's own `llm_provider_config.base_url`. */
@@ -37,12 +47,6 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   tools: ToolDefinition[];
-  temperature?: number;
-  maxTokens?: number;
-  topP?: number;
-  frequencyPenalty?: number;
-  presencePenalty?: number;
-  stop?: string[];
   signal: AbortSignal;
   /** How long to wait for the first event before failing with a retryable time-out (default 10000 ms). */
   firstTokenTimeoutMs?: number;
