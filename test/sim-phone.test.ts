@@ -208,8 +208,9 @@ describe('the simulated phone', () => {
       },
     });
     // What the platform's own parser makes of it.
-    const parsed = carrierAMedia.parse(Buffer.from(JSON.stringify(start)), false);
-    expect(parsed?.type === 'start' && carrierAMedia.tokenOf(parsed.start)).toBe('the-token');
+    const handshake = { url: 'wss://example.test/media-stream/1', headers: {} };
+    const [parsed] = carrierAMedia.reader(handshake).read(Buffer.from(JSON.stringify(start)), false);
+    expect(parsed?.type === 'start' && carrierAMedia.tokenOf(parsed.start, handshake)).toBe('the-token');
     await phone.hangUp();
   });
 

@@ -1,11 +1,14 @@
 /**
- * A simulated phone: carrier_a's side of a call's media stream and the caller's voice, for the
+ * A simulated phone: a carrier's side of a call's media stream and the caller's voice, for the
  * end-to-end tests, the demo and the voice benchmark. It connects to the platform's stream URL (with
- * the handshake headers the carrier sends, e.g. `x-twilio-signature`), sends `connected` and `start`,
- * then a media frame every 20 ms in real time for as long as the call lasts — silence (0xff) when the
+ * the handshake headers the carrier sends, e.g. `x-twilio-signature`), sends what the carrier sends
+ * first (carrier_a: `connected` and `start`), then a media frame every 20 ms in real time for as long as the call lasts — silence (0xff) when the
  * caller says nothing, as real carriers stream continuously, the caller's utterances when `say` queued
  * some. Frames are paced against the stream's start on the shared frame clock (phone-clock.ts), so
  * they never drift, and a hundred phones cost one timer.
+ *
+ * The carrier's message formats are its wire's (phone-wire.ts; carrier_a's by default): the phone
+ * works in μ-law 8 kHz and the wire converts where a carrier streams another format.
  *
  * What the platform sends is played at real time (phone-playout.ts): marks are echoed once the audio
  * before them has played, `clear` drops the rest and echoes the pending marks at once. Everything is
@@ -15,11 +18,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { carrierAMediaMessages } from '../providers/carriers/carrier-a-media.js';
 import { FRAME_MS } from '../voice/audio.js';
 import { type FrameClock, sharedFrameClock } from './phone-clock.js';
 import { type HeardSegment, type MarkRecord, Playout } from './phone-playout.js';
 import { CallerVoice, type SpokenUtterance } from './phone-voice.js';
+import { carrierAPhoneWire, type PhoneMessage, type PhoneWire, type PhoneWireFactory } from './phone-wire.js';
 
 export type { ClearRecord, HeardSegment, MarkRecord, PlayedAudio } from './phone-playout.js';
 export type { SpokenUtterance } from './phone-voice.js';
@@ -46,6 +49,8 @@ export interface SimulatedPhoneOptions {
   /** Where `say(name)` finds `<name>.ulaw`; default test/fixtures/voice. */
   fixturesDir?: string;
   clock?: FrameClock;
+  /** The carrier's message formats; carrier_a's by default. */
+  wire?: PhoneWireFactory;
 }
 
 export interface ReceivedMessage {
@@ -92,7 +97,7 @@ export class SimulatedPhone {
   readonly #waiters = new Set<Waiter>();
   readonly #closeWaiters: Array<(close: CloseRecord) => void> = [];
   #socket: WebSocket | undefined;
-  #sequence = 0;
+  readonly #wire: PhoneWire;
   #frameEpoch = 0;
   #streaming = false;
   #hangingUp = false;
@@ -102,6 +107,12 @@ export class SimulatedPhone {
     this.callSid = options.callSid ?? sid('CA');
     this.accountSid = options.accountSid ?? sid('AC');
     this.streamSid = options.streamSid ?? sid('MZ');
+    this.#wire = (options.wire ?? carrierAPhoneWire)({
+      callSid: this.callSid,
+      accountSid: this.accountSid,
+      streamSid: this.streamSid,
+      parameters: options.customParameters ?? {},
+    });
     this.#clock = options.clock ?? sharedFrameClock;
     this.#voice = new CallerVoice({
       speechLevel: options.speechLevel ?? 150,
@@ -166,15 +177,7 @@ export class SimulatedPhone {
         else this.errors.push(`socket error: ${error.message}`);
       });
       socket.once('open', () => {
-        socket.send(carrierAMediaMessages.connected());
-        socket.send(
-          carrierAMediaMessages.start(this.#next(), {
-            streamSid: this.streamSid,
-            callSid: this.callSid,
-            accountSid: this.accountSid,
-            customParameters: this.#options.customParameters ?? {},
-          }),
-        );
+        for (const message of this.#wire.opening()) socket.send(message);
         this.#streaming = true;
         this.#frameEpoch = this.#clock.join(this);
         resolve();
@@ -199,7 +202,7 @@ export class SimulatedPhone {
   dtmf(digit: string): void {
     if (!/^[0-9*#A-D]$/.test(digit)) throw new Error(`not a DTMF digit: ${digit}`);
     if (!this.#streaming) throw new Error('the stream is not open');
-    this.#send(carrierAMediaMessages.dtmf(this.#next(), this.streamSid, digit));
+    this.#send(this.#wire.dtmf(digit));
     this.dtmfSent.push({ digit, atMs: this.now() });
   }
 
@@ -210,7 +213,8 @@ export class SimulatedPhone {
     if (socket?.readyState === WebSocket.OPEN && !this.#hangingUp) {
       this.#hangingUp = true;
       this.#stopStreaming();
-      socket.send(carrierAMediaMessages.stop(this.#next(), this.streamSid, this.accountSid, this.callSid));
+      const stop = this.#wire.stop();
+      if (stop !== undefined) socket.send(stop);
       socket.close(1000, 'call ended');
     } else if (!socket || socket.readyState === WebSocket.CONNECTING) {
       this.#hangingUp = true;
@@ -302,62 +306,44 @@ export class SimulatedPhone {
     const index = this.framesSent;
     const audio = this.#voice.nextFrame();
     this.framesSent += 1;
-    this.#send(carrierAMediaMessages.media(this.#next(), this.streamSid, index + 1, index * FRAME_MS, audio));
+    for (const message of this.#wire.media(index, index * FRAME_MS, audio)) this.#send(message);
     this.#voice.frameSent(nowMs);
   }
 
   #receive(data: Buffer, isBinary: boolean): void {
     const nowMs = this.now();
-    let message: {
-      event?: unknown;
-      streamSid?: unknown;
-      media?: { payload?: unknown };
-      mark?: { name?: unknown };
-    };
-    try {
-      if (isBinary) throw new Error('binary');
-      message = JSON.parse(data.toString('utf8'));
-    } catch {
-      this.errors.push('a message that is not JSON text');
+    const message = this.#wire.read(data, isBinary);
+    if (message.event === 'invalid') {
+      this.errors.push(message.reason);
       return;
     }
-    const event = typeof message.event === 'string' ? message.event : String(message.event);
-    if (message.streamSid !== this.streamSid) {
-      this.errors.push(`${event} for stream ${String(message.streamSid)}`);
-      return;
-    }
+    if (message.event === 'ignored') return;
     // Play what was due before this message arrived, so it queues behind the right audio.
     this.#echo(this.#playout.advance(nowMs));
-    if (event === 'media' && typeof message.media?.payload === 'string') {
-      const audio = new Uint8Array(Buffer.from(message.media.payload, 'base64'));
-      this.received.push({ atMs: nowMs, event, bytes: audio.length });
-      this.#playout.addAudio(audio, nowMs);
-    } else if (event === 'mark' && typeof message.mark?.name === 'string') {
-      this.received.push({ atMs: nowMs, event, name: message.mark.name });
-      this.#playout.addMark(message.mark.name, nowMs);
+    if (message.event === 'media') {
+      this.received.push({ atMs: nowMs, event: 'media', bytes: message.audio.length });
+      this.#playout.addAudio(message.audio, nowMs);
+    } else if (message.event === 'mark') {
+      this.received.push({ atMs: nowMs, event: 'mark', name: message.name });
+      this.#playout.addMark(message.name, nowMs);
       this.#echo(this.#playout.advance(nowMs));
-    } else if (event === 'clear') {
-      this.received.push({ atMs: nowMs, event });
-      this.#echo(this.#playout.clear(nowMs));
     } else {
-      this.errors.push(`an invalid ${event} message`);
+      this.received.push({ atMs: nowMs, event: 'clear' });
+      this.#echo(this.#playout.clear(nowMs));
+      const cleared = this.#wire.cleared?.();
+      if (cleared !== undefined) this.#send(cleared);
     }
   }
 
   #echo(marks: MarkRecord[]): void {
     for (const mark of marks) {
       if (!this.#streaming) return;
-      this.#send(carrierAMediaMessages.mark(this.#next(), this.streamSid, mark.name));
+      this.#send(this.#wire.markEcho(mark.name));
       mark.echoedAtMs = this.now();
     }
   }
 
-  #next(): number {
-    this.#sequence += 1;
-    return this.#sequence;
-  }
-
-  #send(message: string): void {
+  #send(message: PhoneMessage): void {
     if (this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(message);
   }
 

@@ -133,26 +133,25 @@ export class MediaStreams {
     try {
       if (callId === undefined) throw new Refusal('the path names no call id');
       const proven = await this.#proveHandshake(callId, handshake);
-      let start: MediaStreamStart | undefined;
-      for await (const message of inbox) {
+      const reader = proven.wire.reader(handshake);
+      messages: for await (const message of inbox) {
         pending -= 1;
-        const event = parse(proven.wire, message);
-        if (!attached) {
-          if (event === undefined || event.type === 'connected') continue;
-          if (event.type !== 'start') throw new Refusal(`${event.type} before a proven start`);
-          start = event.start;
-          await this.#proveStart(proven, start);
-          clearTimeout(timer);
-          attached = { callId, handlers: await this.#attach(socket, proven, start) };
-          continue;
+        for (const event of reader.read(toBuffer(message.data), message.isBinary)) {
+          if (!attached) {
+            if (event.type === 'connected') continue;
+            if (event.type !== 'start') throw new Refusal(`${event.type} before a proven start`);
+            await this.#proveStart(proven, event.start, handshake);
+            clearTimeout(timer);
+            attached = { callId, handlers: await this.#attach(socket, proven, event.start) };
+            continue;
+          }
+          if (event.type === 'stop') {
+            end('stop');
+            socket.close(NORMAL_CLOSE, 'Stream stopped');
+            break messages;
+          }
+          deliver(attached.handlers, event);
         }
-        if (event === undefined) continue;
-        if (event.type === 'stop') {
-          end('stop');
-          socket.close(NORMAL_CLOSE, 'Stream stopped');
-          break;
-        }
-        deliver(attached.handlers, event);
       }
       end('closed');
     } catch (error) {
@@ -186,8 +185,12 @@ export class MediaStreams {
   }
 
   /** The `start`: this call's token for its organization, and the carrier's id of this call. */
-  async #proveStart({ call, wire }: ProvenCall, start: MediaStreamStart): Promise<void> {
-    const token = wire.tokenOf(start);
+  async #proveStart(
+    { call, wire }: ProvenCall,
+    start: MediaStreamStart,
+    handshake: MediaHandshake,
+  ): Promise<void> {
+    const token = wire.tokenOf(start, handshake);
     if (!token) throw new Refusal('start without a token');
     const claims = await this.deps.tokens.verify(token, call.id);
     if (!claims || claims.organizationId !== call.organizationId)
@@ -231,13 +234,8 @@ export class MediaStreams {
   }
 }
 
-function parse(wire: CarrierMediaWire, message: Incoming): MediaEvent | undefined {
-  const data = Array.isArray(message.data)
-    ? Buffer.concat(message.data)
-    : Buffer.isBuffer(message.data)
-      ? message.data
-      : Buffer.from(message.data);
-  return wire.parse(data, message.isBinary);
+function toBuffer(data: RawData): Buffer {
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
 
 function deliver(handlers: MediaHandlers, event: Exclude<MediaEvent, { type: 'stop' }>): void {

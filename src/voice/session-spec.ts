@@ -35,13 +35,17 @@ export interface CallRecorder {
 
 /** Voice activity of the caller's audio; times are milliseconds of audio since the first frame. */
 export interface VoiceActivity {
+  /** The caller's audio, in the stream's format. */
   push(frame: Uint8Array): void;
   close(): void;
 }
-export type VoiceActivityFactory = (listener: {
-  speechStart(audioMs: number): void;
-  speechEnd(audioMs: number): void;
-}) => VoiceActivity;
+export type VoiceActivityFactory = (
+  listener: {
+    speechStart(audioMs: number): void;
+    speechEnd(audioMs: number): void;
+  },
+  format: AudioFormat,
+) => VoiceActivity;
 
 /** Told as things happen, for the metrics (`voice/metrics.ts`); never on the records' path. */
 export interface SessionObserver {

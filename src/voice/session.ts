@@ -94,12 +94,15 @@ export class CallSession implements MediaHandlers {
       },
       this.clock,
     );
-    this.#vad = spec.vad({
-      speechStart: (audioMs) =>
-        this.#input({ type: 'vad_start', at: this.clock(), speechStartedAt: this.#audioTime(audioMs) }),
-      speechEnd: (audioMs) =>
-        this.#input({ type: 'vad_end', at: this.clock(), speechEndedAt: this.#audioTime(audioMs) }),
-    });
+    this.#vad = spec.vad(
+      {
+        speechStart: (audioMs) =>
+          this.#input({ type: 'vad_start', at: this.clock(), speechStartedAt: this.#audioTime(audioMs) }),
+        speechEnd: (audioMs) =>
+          this.#input({ type: 'vad_end', at: this.clock(), speechEndedAt: this.#audioTime(audioMs) }),
+      },
+      spec.format,
+    );
   }
 
   /** Milliseconds since the session began, on the monotonic clock. */

@@ -16,7 +16,7 @@ import { createTtsAdapters } from '../providers/tts/index.js';
 import type { VoiceMetrics } from './metrics.js';
 import { VoiceRuntime } from './runtime.js';
 import type { VoiceActivityFactory } from './session-spec.js';
-import { VadEngine } from './vad.js';
+import { VadEngine, vadSamples } from './vad.js';
 
 export interface VoiceSetup {
   runtime: VoiceRuntime;
@@ -34,7 +34,8 @@ export function createVoice(deps: {
 }): VoiceSetup {
   const vad = new VadEngine();
   let vadFailed = false;
-  const activity: VoiceActivityFactory = (listener) => {
+  const activity: VoiceActivityFactory = (listener, format) => {
+    const samples = vadSamples(format);
     const stream = vad.createStream({
       onEvent: (event) =>
         event.type === 'speech_start'
@@ -46,7 +47,7 @@ export function createVoice(deps: {
         vadFailed = true;
       },
     });
-    return { push: (frame) => stream.push(frame), close: () => stream.close() };
+    return { push: (frame) => stream.pushSamples(samples(frame)), close: () => stream.close() };
   };
   const runtime = new VoiceRuntime({
     live: deps.live,

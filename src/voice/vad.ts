@@ -1,6 +1,6 @@
 /**
  * The local voice activity detector of live calls (runtime.md §4): Silero v5 on onnxruntime-node,
- * at the carrier's 8 kHz. One `VadEngine` per process owns one worker thread with the one shared
+ * at 8 kHz (a 16 kHz carrier's audio is resampled once, `vadSamples`). One `VadEngine` per process owns one worker thread with the one shared
  * InferenceSession (loaded once, when the first stream is created); each call gets a `VadStream`
  * that takes the caller's μ-law frames as they come and reports speech_start / speech_end in audio
  * time. Inference stays off the main thread, which carries every call's sockets; the windows of all
@@ -9,7 +9,8 @@
  */
 import { createRequire } from 'node:module';
 import type { TransferListItem, Worker } from 'node:worker_threads';
-import { ulawToPcm16 } from './audio.js';
+import { type AudioFormat, decodeAudio, ulawToPcm16 } from './audio.js';
+import { Resampler } from './resample.js';
 import type { FromWorker, Round, ToWorker } from './vad-protocol.js';
 import { MODEL_SPECIFIER, WINDOW_SAMPLES } from './vad-protocol.js';
 import { type VadEvent, VadSegmenter, type VadSettings } from './vad-segmenter.js';
@@ -72,8 +73,12 @@ export class VadStream {
 
   /** Takes μ-law 8 kHz audio of any length; whole 32 ms windows go to the worker, the rest waits. */
   push(ulaw: Uint8Array): void {
+    this.pushSamples(ulawToPcm16(ulaw));
+  }
+
+  /** Takes 16-bit samples at 8 kHz (`vadSamples` makes them from any carrier's audio). */
+  pushSamples(samples: Int16Array): void {
     if (this.#closed || this.#failure) return;
-    const samples = ulawToPcm16(ulaw);
     for (let i = 0; i < samples.length; i++) {
       this.#window[this.#filled++] = samples[i]! / 32768;
       if (this.#filled === WINDOW_SAMPLES) {
@@ -120,6 +125,16 @@ export class VadStream {
     for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
     this.options.onError?.(error);
   }
+}
+
+/**
+ * The detector's input from a carrier's audio: decoded, and taken to 8 kHz once where the carrier
+ * streams 16 kHz (the model runs at 8 kHz for every call, so one batch serves them all).
+ */
+export function vadSamples(format: AudioFormat): (audio: Uint8Array) => Int16Array {
+  if (format.sampleRate === 8000) return (audio) => decodeAudio(format, audio);
+  const resampler = new Resampler(format.sampleRate, 8000);
+  return (audio) => resampler.push(decodeAudio(format, audio));
 }
 
 export interface VadEngineOptions {

@@ -12,6 +12,7 @@ import {
   type MediaEvent,
   MediaProtocolError,
   type MediaStreamStart,
+  statelessReader,
 } from './media.js';
 
 type Json = Record<string, unknown>;
@@ -50,46 +51,46 @@ function parseStart(message: Json): MediaStreamStart {
   };
 }
 
+function parse(data: Buffer, isBinary: boolean): MediaEvent | undefined {
+  if (isBinary) throw new MediaProtocolError('carrier_a media streams send text messages only');
+  let message: Json | undefined;
+  try {
+    message = object(JSON.parse(data.toString('utf8')));
+  } catch {
+    throw new MediaProtocolError('not JSON');
+  }
+  if (!message) throw new MediaProtocolError('not a JSON object');
+  switch (message.event) {
+    case 'connected':
+      return { type: 'connected' };
+    case 'start':
+      return { type: 'start', start: parseStart(message) };
+    case 'media': {
+      const media = object(message.media);
+      const payload = required(media, 'payload', 'media');
+      // Only the caller's track is audio to hear; `<Connect>` streams carry nothing else.
+      if (media?.track !== undefined && media.track !== 'inbound') return undefined;
+      const timestamp = Number(media?.timestamp);
+      return {
+        type: 'media',
+        audio: Buffer.from(payload, 'base64'),
+        ...(Number.isFinite(timestamp) ? { timestampMs: timestamp } : {}),
+      };
+    }
+    case 'mark':
+      return { type: 'mark', name: required(object(message.mark), 'name', 'mark') };
+    case 'dtmf':
+      return { type: 'dtmf', digit: required(object(message.dtmf), 'digit', 'dtmf') };
+    case 'stop':
+      return { type: 'stop' };
+    default:
+      throw new MediaProtocolError(`unknown event ${JSON.stringify(message.event)}`);
+  }
+}
+
 export const carrierAMedia: CarrierMediaWire = {
   carrier: 'carrier_a',
-
-  parse(data: Buffer, isBinary: boolean): MediaEvent | undefined {
-    if (isBinary) throw new MediaProtocolError('carrier_a media streams send text messages only');
-    let message: Json | undefined;
-    try {
-      message = object(JSON.parse(data.toString('utf8')));
-    } catch {
-      throw new MediaProtocolError('not JSON');
-    }
-    if (!message) throw new MediaProtocolError('not a JSON object');
-    switch (message.event) {
-      case 'connected':
-        return { type: 'connected' };
-      case 'start':
-        return { type: 'start', start: parseStart(message) };
-      case 'media': {
-        const media = object(message.media);
-        const payload = required(media, 'payload', 'media');
-        // Only the caller's track is audio to hear; `<Connect>` streams carry nothing else.
-        if (media?.track !== undefined && media.track !== 'inbound') return undefined;
-        const timestamp = Number(media?.timestamp);
-        return {
-          type: 'media',
-          audio: Buffer.from(payload, 'base64'),
-          ...(Number.isFinite(timestamp) ? { timestampMs: timestamp } : {}),
-        };
-      }
-      case 'mark':
-        return { type: 'mark', name: required(object(message.mark), 'name', 'mark') };
-      case 'dtmf':
-        return { type: 'dtmf', digit: required(object(message.dtmf), 'digit', 'dtmf') };
-      case 'stop':
-        return { type: 'stop' };
-      default:
-        throw new MediaProtocolError(`unknown event ${JSON.stringify(message.event)}`);
-    }
-  },
-
+  reader: () => statelessReader(parse),
   media: (streamId, audio) =>
     JSON.stringify({
       event: 'media',

@@ -15,8 +15,8 @@ export interface MediaStreamTarget {
 }
 
 /**
- * The stream URL with the token in its query: for carriers that keep a stream URL's query string
- * (carrier_b's `stream_url`, carrier_c's NCCO endpoint) until their media streams are served.
+ * The stream URL with the token in its query: what carrier_b and carrier_c are given until their
+ * media wires take the token as their protocols allow (then this goes).
  */
 export function streamUrlWithToken(stream: MediaStreamTarget): string {
   return `${stream.url}?token=${encodeURIComponent(stream.token)}`;
@@ -59,19 +59,45 @@ export class MediaProtocolError extends Error {
   override name = 'MediaProtocolError';
 }
 
+/** One stream's messages, in arrival order, as the events to handle, in the order to handle them. */
+export interface MediaReader {
+  /**
+   * The events one message makes: none for a message the protocol allows but the runtime does not
+   * need (or a frame held back to be put in order), several when it releases held frames. Throws
+   * MediaProtocolError for anything malformed.
+   */
+  read(data: Buffer, isBinary: boolean): MediaEvent[];
+}
+
+/** A reader for wires whose every message stands alone (no state across messages). */
+export function statelessReader(
+  parse: (data: Buffer, isBinary: boolean) => MediaEvent | undefined,
+): MediaReader {
+  return {
+    read(data, isBinary) {
+      const event = parse(data, isBinary);
+      return event ? [event] : [];
+    },
+  };
+}
+
 export interface CarrierMediaWire {
   readonly carrier: CarrierId;
   /**
-   * One message from the carrier as an event; undefined for a message the protocol allows but the
-   * runtime does not need. Throws MediaProtocolError for anything malformed.
+   * A reader for one stream, made when its upgrade arrives (a wire may keep per-stream state:
+   * carrier_b puts frames that arrive out of order back in sequence).
    */
-  parse(data: Buffer, isBinary: boolean): MediaEvent | undefined;
+  reader(handshake: MediaHandshake): MediaReader;
   /** Audio for the caller (in the stream's format), as the carrier's message. */
   media(streamId: string, audio: Uint8Array): string | Buffer;
   /** A mark the carrier echoes once everything sent before it has played. */
   mark(streamId: string, name: string): string;
   /** Drops the audio the carrier holds but has not played (pending marks echo at once). */
   clear(streamId: string): string;
-  /** The single-call token as this carrier delivers it. */
-  tokenOf(start: MediaStreamStart): string | undefined;
+  /**
+   * The single-call token as this carrier delivers it: a `<Parameter>` (carrier_a), a header of the
+   * upgrade (carrier_b's `stream_auth_token`), a header of `websocket:connected` (carrier_c, which
+   * the reader puts in `start.parameters`).
+   */
+  tokenOf(start: MediaStreamStart, handshake: MediaHandshake): string | undefined;
 }
