@@ -230,6 +230,7 @@ export class VoiceRuntime implements CallRuntime {
           voiceId: tts?.voice_id ?? 'default',
           ...(tts?.model_id ? { modelId: tts.model_id } : {}),
           ...(typeof language === 'string' ? { language } : {}),
+          providerConfig: { ...((tts?.provider_config as Record<string, unknown> | undefined) ?? {}) },
           voiceSettings:
             !tts?.provider || tts.provider === 'tts_a'
               ? {

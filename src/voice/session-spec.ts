@@ -57,6 +57,12 @@ export interface SessionObserver {
   ended?(): void;
 }
 
+/** What the assistant's tts_settings ask of every stream of the call. */
+export type TtsVoice = Pick<
+  TtsStreamOptions,
+  'voiceId' | 'modelId' | 'language' | 'voiceSettings' | 'providerConfig'
+>;
+
 export interface SessionSpec {
   format: AudioFormat;
   send: MediaSender;
@@ -76,7 +82,7 @@ export interface SessionSpec {
   };
   tts: {
     adapter: TtsAdapter | undefined;
-    voice: Pick<TtsStreamOptions, 'voiceId' | 'modelId' | 'language' | 'voiceSettings'>;
+    voice: TtsVoice;
   };
   llmAdapterFor(provider: string): LlmAdapter | undefined;
   vad: VoiceActivityFactory;

@@ -10,13 +10,14 @@
 import { asProviderError, ProviderError } from '../providers/errors.js';
 import type { TtsAdapter, TtsStream, TtsStreamOptions } from '../providers/tts/types.js';
 import { type AudioFormat, durationMs } from './audio.js';
+import type { TtsVoice } from './session-spec.js';
 import type { Candidate } from './vendors.js';
 
 export interface SpeechLaneOptions {
   adapter: TtsAdapter | undefined;
   candidates: Candidate[];
   format: AudioFormat;
-  voice: Pick<TtsStreamOptions, 'voiceId' | 'modelId' | 'language' | 'voiceSettings'>;
+  voice: TtsVoice;
   signal: AbortSignal;
   clock: () => number;
   /** Audio for the playout, in order. */

@@ -25,6 +25,8 @@ export interface TtsStreamOptions {
   language?: string;
   /** stability, similarity_boost, style, use_speaker_boost, speed… as the vendor names them. */
   voiceSettings: Record<string, unknown>;
+  /** tts_settings.provider_config as saved (tts_c `language`, tts_d `project_uuid`…). */
+  providerConfig?: Record<string, unknown>;
   signal: AbortSignal;
   connectTimeoutMs?: number;
 }
