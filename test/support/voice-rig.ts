@@ -51,6 +51,8 @@ export interface CallOptions {
   inbound?: boolean;
   /** Extra fields of POST /calls/initiate (welcome_message, agenda, variables). */
   initiate?: Record<string, unknown>;
+  /** Call from this organization (another call's `org`, for calls at once) instead of a new one. */
+  organization?: CarrierOrganization;
 }
 
 /** A turn as GET /api/v1/calls/{id}/turns returns it (the typed client's type). */
@@ -90,7 +92,7 @@ export async function startVoiceRig(): Promise<VoiceRig> {
 
   async function call(options: CallOptions): Promise<CallOutcome> {
     serial += 1;
-    const org = await f.carrierOrganization({ sim: carrier });
+    const org = options.organization ?? (await f.carrierOrganization({ sim: carrier }));
     const keys = {
       llm_a: `llm-key-${serial}`,
       stt_a: `stt-key-${serial}`,
