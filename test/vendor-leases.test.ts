@@ -12,8 +12,9 @@ import { type Database, openDatabase } from '../src/db/client.js';
 import { organizations, vendorLeases } from '../src/db/schema/index.js';
 import { Tenant } from '../src/db/tenant.js';
 import { type LeaseKey, VendorLeases } from '../src/domains/leases/service.js';
+import { CallLeases } from '../src/voice/call-leases.js';
 import { seedCall } from './support/call-seed.js';
-import { openTestDatabase } from './support/harness.js';
+import { openTestDatabase, waitFor } from './support/harness.js';
 import { databaseUrl } from './support/template.js';
 
 let database: Database;
@@ -128,6 +129,44 @@ describe('a key under its limit', () => {
     expect(left.some((row) => row.callId === crashed)).toBe(false);
     expect(left.some((row) => row.callId === holder)).toBe(true);
     expect(await leases.acquire(orgA, late!, lapsed, 1)).toBe(true);
+  });
+});
+
+describe("a call's hold on its keys", () => {
+  it('is renewed while the call lives, taken again if it went missing, and given back at the end', async () => {
+    const leases = new VendorLeases({
+      db: database.db,
+      timings: { ttlMs: 1200, heartbeatMs: 200, sweepMs: 3_600_000 },
+    });
+    const [callId, rival] = await callsOf(orgA, 2);
+    const limited = {
+      provider: 'tts_a',
+      apiKey: 'k',
+      baseUrl: 'ws://127.0.0.1:1',
+      label: 'organization key',
+      limit: { keyRef: `fallback:${9000 + keySerial++}`, max: 1 },
+    };
+    const key = { provider: limited.provider, keyRef: limited.limit.keyRef };
+    const warnings: object[] = [];
+    const holder = new CallLeases(leases, orgA, callId!, { warn: (data) => warnings.push(data) });
+    expect(await holder.hold('tts', { ...limited, limit: undefined })).toBe(true);
+    expect(await leases.live(orgA, key)).toBe(0);
+    expect(await holder.hold('tts', limited)).toBe(true);
+    // Well past the expiry, the heartbeat has kept it counting.
+    await sleep(1800);
+    expect(await leases.live(orgA, key)).toBe(1);
+    expect(await leases.acquire(orgA, rival!, { kind: 'tts', ...key }, 1)).toBe(false);
+    // Another process gives the call's leases back (its wait for the stream ran out): the next
+    // heartbeat takes the key again.
+    await leases.release(orgA, callId!);
+    await waitFor(async () => ((await leases.live(orgA, key)) === 1 ? true : undefined), 3000);
+    await holder.release();
+    expect(await leases.live(orgA, key)).toBe(0);
+    // Once released, the call takes nothing more.
+    expect(await holder.hold('tts', limited)).toBe(false);
+    await sleep(400);
+    expect(await leases.live(orgA, key)).toBe(0);
+    expect(warnings).toEqual([]);
   });
 });
 
