@@ -176,6 +176,55 @@ describe('a key at its limit', () => {
   }, 60_000);
 });
 
+describe('failover during a call', () => {
+  it('takes a limited key only when it reaches it, and passes over one that is full', async () => {
+    let freeId = 0;
+    let organization: CarrierOrganization | undefined;
+    let during: Awaited<ReturnType<typeof leasesOf>> = [];
+    const outcome = await rig.call({
+      heard: [],
+      assistant: GREETING,
+      prepare: async (org, keys) => {
+        organization = org;
+        const fullId = await spareVoiceKey(org, 'full', 1);
+        freeId = await spareVoiceKey(org, 'free', 1);
+        await holdElsewhere(org, 'tts', `fallback:${fullId}`);
+        // The organization's own key (no limit) is refused when the greeting is asked for.
+        rig.tts.failNext(keys.tts_a, { status: 503 });
+      },
+      script: async (phone) => {
+        await afterGreeting(phone);
+        during = await leasesOf(organization!);
+      },
+    });
+    const fallbacks = eventsOf(outcome, 'call.vendor_fallback');
+    expect(fallbacks).toEqual([
+      expect.objectContaining({
+        kind: 'tts',
+        key: 'organization key',
+        status: 503,
+        next: { provider: 'tts_a', key: 'fallback key full' },
+      }),
+      expect.objectContaining({
+        kind: 'tts',
+        key: 'fallback key full',
+        error: 'fallback key full is at its concurrent_limit',
+        next: { provider: 'tts_a', key: 'fallback key free' },
+      }),
+    ]);
+    expect(outcome.turns.map((turn) => turn.kind)).toEqual(['greeting']);
+    expect(outcome.phone.heardSegments.length).toBeGreaterThan(0);
+    expect(during.filter((lease) => lease.callId === outcome.callId)).toEqual([
+      { callId: outcome.callId, kind: 'tts', provider: 'tts_a', keyRef: `fallback:${freeId}` },
+    ]);
+    await waitFor(
+      async () =>
+        (await leasesOf(outcome.org)).every((lease) => lease.callId !== outcome.callId) ? true : undefined,
+      10_000,
+    );
+  }, 60_000);
+});
+
 describe('every key at its limit', () => {
   it('plays the recorded apology when the voice is what ran out, records why, and ends the call', async () => {
     let connectionsBefore = 0;

@@ -1,8 +1,10 @@
 /**
  * The call runtime: turns a proven media stream into a live session. It reads the call and what it
  * uses (`runtime/resolve-config.ts`: the assistant's settings, keys, fallbacks), works out the
- * vendors to try (`vendors.ts`), the turn-taking settings and the prompt, and starts the session. A
- * call that cannot speak at all (no usable voice) is ended with its reason recorded, never left mute.
+ * vendors to try (`vendors.ts`) and the keys it may hold under the organization's concurrency limits
+ * (`call-leases.ts`), the turn-taking settings and the prompt, and starts the session. A call that
+ * cannot speak at all (no usable voice) is ended with its reason recorded, never left mute; one whose
+ * vendor keys are all at their limit hears an apology first (`busy-apology.ts`).
  * Sessions live in this process's memory, one per call, for as long as the stream is open.
  */
 import type { ProviderUrls } from '../config.js';
@@ -165,7 +167,10 @@ export class VoiceRuntime implements CallRuntime {
     return session;
   }
 
-  /** Everything a session needs but the stream; a string says why the call cannot speak. */
+  /**
+   * Everything a session needs but the stream; a string says why the call cannot speak, a
+   * LimitReached that every key of a vendor it needs is taken.
+   */
   async #setup(tenant: Tenant, callId: number, format: AudioFormat): Promise<Prepared> {
     const origin = performance.now();
     const recorder = this.#recorder(tenant, callId);
