@@ -9,7 +9,7 @@
 import { ProviderError } from '../errors.js';
 import { retryAfterSeconds } from '../llm/openai-chat.js';
 
-/** How much of a refusal's body is read: enough for the vendor's JSON error, never a whole page. */
+/** How much of a refusal's body is kept: enough for the vendor's JSON error, never a whole page. */
 const ERROR_BODY_LIMIT = 8_192;
 
 /** What a vendor makes of a refusal: its code, whether another try may pass, how long to wait. */
