@@ -14,9 +14,10 @@ import { VendorLeases } from '../src/domains/leases/service.js';
 import { MULAW_8K } from '../src/voice/audio.js';
 import { busyApologyClip } from '../src/voice/busy-apology.js';
 import { seedCall } from './support/call-seed.js';
-import { type CarrierOrganization, expectStatus } from './support/factories.js';
+import { expectStatus } from './support/factories.js';
 import { waitFor } from './support/harness.js';
 import { afterGreeting, type CallOutcome, startVoiceRig, type VoiceRig } from './support/voice-rig.js';
+import type { RigOrganization } from './support/voice-rig-vendors.js';
 
 let rig: VoiceRig;
 /** Another process's lease service on the platform's database. */
@@ -32,7 +33,7 @@ afterAll(async () => {
 
 const GREETING = { llm_settings: { welcome_message: 'Hello, you are through.' } };
 
-async function setConcurrency(org: CarrierOrganization, settings: Record<string, unknown>): Promise<void> {
+async function setConcurrency(org: RigOrganization, settings: Record<string, unknown>): Promise<void> {
   const put = await rig.t.app.inject({
     method: 'PUT',
     url: '/api/v1/organization/concurrency-settings',
@@ -43,8 +44,8 @@ async function setConcurrency(org: CarrierOrganization, settings: Record<string,
 }
 
 /** A fallback key the tts_a simulator accepts; its id. */
-async function spareVoiceKey(org: CarrierOrganization, name: string, limit: number): Promise<number> {
-  const apiKey = `tts-${name}-${org.numberId}`;
+async function spareVoiceKey(org: RigOrganization, name: string, limit: number): Promise<number> {
+  const apiKey = `tts-${name}-${org.assistantId}`;
   rig.tts.addKey(apiKey);
   const posted = await rig.t.app.inject({
     method: 'POST',
@@ -57,14 +58,14 @@ async function spareVoiceKey(org: CarrierOrganization, name: string, limit: numb
 }
 
 /** Takes a key of the organization for a call of "another process", as that process would. */
-async function holdElsewhere(org: CarrierOrganization, kind: 'stt' | 'tts', keyRef: string) {
+async function holdElsewhere(org: RigOrganization, kind: 'stt' | 'tts', keyRef: string) {
   const tenant = new Tenant(await organizationIdOf(org));
   const other = await seedCall(rig.t.database, tenant.organizationId, { status: 'in-progress' });
   const provider = kind === 'tts' ? 'tts_a' : 'stt_a';
   expect(await elsewhere.acquire(tenant, other.id, { kind, provider, keyRef }, 1)).toBe(true);
 }
 
-async function organizationIdOf(org: CarrierOrganization): Promise<number> {
+async function organizationIdOf(org: RigOrganization): Promise<number> {
   const response = await rig.t.app.inject({
     method: 'GET',
     url: '/api/v1/organization',
@@ -74,7 +75,7 @@ async function organizationIdOf(org: CarrierOrganization): Promise<number> {
   return (response.json() as { id: number }).id;
 }
 
-async function leasesOf(org: CarrierOrganization) {
+async function leasesOf(org: RigOrganization) {
   return rig.t.database.db
     .select({
       callId: vendorLeases.callId,
@@ -92,8 +93,8 @@ const eventsOf = (outcome: CallOutcome, type: string) =>
 describe('a key at its limit', () => {
   it('moves a second call at the same time to the next key, and every key is given back when the calls end', async () => {
     let spareId = 0;
-    let ready!: (org: CarrierOrganization) => void;
-    const organization = new Promise<CarrierOrganization>((resolve) => {
+    let ready!: (org: RigOrganization) => void;
+    const organization = new Promise<RigOrganization>((resolve) => {
       ready = resolve;
     });
     let firstGreeted!: () => void;
@@ -179,7 +180,7 @@ describe('a key at its limit', () => {
 describe('failover during a call', () => {
   it('takes a limited key only when it reaches it, and passes over one that is full', async () => {
     let freeId = 0;
-    let organization: CarrierOrganization | undefined;
+    let organization: RigOrganization | undefined;
     let during: Awaited<ReturnType<typeof leasesOf>> = [];
     const outcome = await rig.call({
       heard: [],
@@ -190,7 +191,7 @@ describe('failover during a call', () => {
         freeId = await spareVoiceKey(org, 'free', 1);
         await holdElsewhere(org, 'tts', `fallback:${fullId}`);
         // The organization's own key (no limit) is refused when the greeting is asked for.
-        rig.tts.failNext(keys.tts_a, { status: 503 });
+        rig.tts.failNext(keys.tts, { status: 503 });
       },
       script: async (phone) => {
         await afterGreeting(phone);
