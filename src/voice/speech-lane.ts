@@ -8,7 +8,7 @@
  * conversation can keep exactly what the caller heard.
  */
 import { asProviderError, ProviderError } from '../providers/errors.js';
-import type { TtsAdapter, TtsStream, TtsStreamOptions, TtsVoice } from '../providers/tts/types.js';
+import type { TtsAdapter, TtsStream, TtsVoice } from '../providers/tts/types.js';
 import { type AudioFormat, durationMs } from './audio.js';
 import type { Candidate } from './vendors.js';
 
