@@ -9,7 +9,7 @@
 import type { ProviderError } from '../providers/errors.js';
 import type { ToolCall } from '../providers/llm/types.js';
 import { type AnswerResult, generateAnswer } from './answer.js';
-import { transferTarget } from './conversation.js';
+import { answerActions, toolResult } from './answer-actions.js';
 import type { EarlySpeech } from './early-speech.js';
 import { Hearing } from './hearing.js';
 import { Playout } from './playout.js';
@@ -27,8 +27,6 @@ export type {
   VoiceActivity,
   VoiceActivityFactory,
 } from './session-spec.js';
-
-const APOLOGY = "I'm sorry, I'm having trouble answering right now. Please give me a moment and try again.";
 
 interface Utterance {
   id: number;
@@ -325,36 +323,13 @@ export class CallSession implements MediaHandlers {
 
   #afterAnswer(utterance: Utterance, result: AnswerResult): void {
     utterance.provider = result.provider;
-    utterance.text = result.text;
     utterance.toolCalls = result.toolCalls;
-    if (result.provider === null) {
-      // No model answered: say so, rather than leave the caller in silence.
-      utterance.text = APOLOGY;
-      utterance.lane.send(APOLOGY);
-      this.#record(() =>
-        this.spec.recorder.event('call.llm_unavailable', {
-          reason: result.failure?.message ?? 'no language model',
-        }),
-      );
-      return;
-    }
-    for (const call of result.toolCalls) {
-      if (call.name === 'end_call') {
-        utterance.lane.send(this.spec.goodbyeMessage);
-        utterance.text = `${utterance.text} ${this.spec.goodbyeMessage}`.trim();
-        this.#input({ type: 'finish_after_response', at: this.clock() });
-        this.#record(() => this.spec.recorder.event('call.tool', { name: 'end_call' }));
-      } else if (call.name === 'transfer_call') {
-        const to = transferTarget(call, this.spec.tools);
-        if (!to) continue;
-        utterance.lane.send(this.spec.transferMessage);
-        utterance.text = `${utterance.text} ${this.spec.transferMessage}`.trim();
-        // Said first, then moved: the call ends here by the transfer, not by a hang-up.
-        this.#transferTo = to;
-        this.#input({ type: 'finish_after_response', at: this.clock() });
-        this.#record(() => this.spec.recorder.event('call.tool', { name: 'transfer_call', to }));
-      }
-    }
+    const actions = answerActions(result, this.spec);
+    utterance.text = actions.text;
+    for (const said of actions.say) utterance.lane.send(said);
+    if (actions.transferTo) this.#transferTo = actions.transferTo;
+    if (actions.finishAfterResponse) this.#input({ type: 'finish_after_response', at: this.clock() });
+    for (const event of actions.events) this.#record(() => this.spec.recorder.event(event.type, event.data));
   }
 
   async #endLane(utterance: Utterance): Promise<void> {
@@ -392,10 +367,7 @@ export class CallSession implements MediaHandlers {
     const heard = interrupted ? utterance.lane.spoken.heard(heardMs) : utterance.text;
     this.spec.conversation.assistant(heard, interrupted ? [] : utterance.toolCalls);
     for (const call of interrupted ? [] : utterance.toolCalls)
-      this.spec.conversation.toolResult(
-        call.id,
-        call.name === 'end_call' || call.name === 'transfer_call' ? 'done' : 'This tool is not available.',
-      );
+      this.spec.conversation.toolResult(call.id, toolResult(call));
     const now = this.clock();
     if (heard) {
       this.#transcript('assistant', heard, utterance.marks.firstAudioSentAt ?? now, now);
