@@ -1,8 +1,8 @@
 /**
  * What the session does with a finished answer beyond speaking it: the built-in tools the model
  * called (end_call says goodbye and ends the call once it has played, transfer_call says the transfer
- * message and moves the call to a configured number), and the apology when no model answered at all,
- * so the caller is never left in silence. Pure: it returns what to say, what to record and what the
+ * message and moves the call to a configured number), and the apology when no model answered or none
+ * could finish a broken answer, so the caller is never left in silence. Pure: it returns what to say, what to record and what the
  * call does next; the session carries it out (session.ts stays about turn-taking and the audio).
  */
 import type { ToolCall, ToolDefinition } from '../providers/llm/types.js';
@@ -30,14 +30,18 @@ export function answerActions(
   spec: { tools: ToolDefinition[]; goodbyeMessage: string; transferMessage: string },
 ): AnswerActions {
   if (result.provider === null) {
-    // No model answered: say so, rather than leave the caller in silence.
+    // No model answered, or none could finish: say so, rather than leave the caller in silence
+    // (after whatever was said before the last model broke off).
     return {
-      text: APOLOGY,
+      text: `${result.text} ${APOLOGY}`.trim(),
       say: [APOLOGY],
       events: [
         {
           type: 'call.llm_unavailable',
-          data: { reason: result.failure?.message ?? 'no language model' },
+          data: {
+            reason: result.failure?.message ?? 'no language model',
+            ...(result.text ? { mid_answer: true } : {}),
+          },
         },
       ],
       finishAfterResponse: false,

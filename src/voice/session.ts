@@ -266,7 +266,8 @@ export class CallSession implements MediaHandlers {
         signal: abort.signal,
         clock: this.clock,
         onAudio: sink,
-        onFallback: (from, error, next) => this.#fallback('tts', from, error, next),
+        onFallback: (from, error, next, midUtterance) =>
+          this.#fallback('tts', from, error, next, midUtterance),
       });
     const utterance: Utterance = {
       id,
@@ -313,7 +314,7 @@ export class CallSession implements MediaHandlers {
         clock: this.clock,
         marks,
         budgetMs: this.spec.llmBudgetMs ?? 10_000,
-        onFallback: (from, error, next) => this.#fallback('llm', from, error, next),
+        onFallback: (from, error, next, midAnswer) => this.#fallback('llm', from, error, next, midAnswer),
       });
       if (utterance.abort.signal.aborted) return;
       this.#afterAnswer(utterance, result);
@@ -322,7 +323,8 @@ export class CallSession implements MediaHandlers {
   }
 
   #afterAnswer(utterance: Utterance, result: AnswerResult): void {
-    utterance.provider = result.provider;
+    // The provider that finished the answer, or the last whose words were said.
+    utterance.provider = result.provider ?? result.providers.at(-1) ?? null;
     utterance.toolCalls = result.toolCalls;
     const actions = answerActions(result, this.spec);
     utterance.text = actions.text;
@@ -392,11 +394,12 @@ export class CallSession implements MediaHandlers {
     from: Candidate,
     error: ProviderError,
     next: Candidate | undefined,
+    midStream = false,
   ): void {
     this.spec.observer.vendorFailure?.(kind, error);
-    this.#record(() =>
-      this.spec.recorder.event('call.vendor_fallback', fallbackRecord(kind, from, error, next)),
-    );
+    // mid_stream: the failure came after the vendor's first output (a token, audio, a transcript).
+    const record = { ...fallbackRecord(kind, from, error, next), mid_stream: midStream };
+    this.#record(() => this.spec.recorder.event('call.vendor_fallback', record));
   }
 
   /** A transcript segment; `from` and `to` on the session clock. */
