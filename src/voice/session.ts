@@ -77,7 +77,7 @@ export class CallSession implements MediaHandlers {
           );
         else if (event.type === 'utterance_end') this.#input({ type: 'utterance_end', at });
       },
-      fallback: (from, error, next) => this.#fallback('stt', from, error, next),
+      fallback: (from, error, next, midCall) => this.#fallback('stt', from, error, next, midCall),
       unavailable: () => this.#record(() => this.spec.recorder.event('call.stt_unavailable', {})),
     });
     this.#playout = new Playout(
