@@ -9,9 +9,8 @@
  * the conversation can keep exactly what the caller heard.
  */
 import { asProviderError, ProviderError } from '../providers/errors.js';
-import type { TtsAdapter, TtsStream } from '../providers/tts/types.js';
+import type { TtsAdapter, TtsStream, TtsVoice } from '../providers/tts/types.js';
 import { type AudioFormat, durationMs } from './audio.js';
-import type { TtsVoice } from './session-spec.js';
 import { SpokenText } from './spoken-text.js';
 import type { Candidate } from './vendors.js';
 
