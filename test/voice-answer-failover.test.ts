@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ProviderError } from '../src/providers/errors.js';
+import { MessagesApiAdapter } from '../src/providers/llm/messages-api.js';
 import { OpenAiChatAdapter } from '../src/providers/llm/openai-chat.js';
 import type { ChatMessage } from '../src/providers/llm/types.js';
 import { TtsAAdapter } from '../src/providers/tts/tts-a.js';
@@ -60,7 +61,8 @@ async function answer(candidates: LlmCandidate[], options: { budgetMs?: number; 
     messages,
     tools: [],
     candidates,
-    adapterFor: (provider) => new OpenAiChatAdapter(provider),
+    adapterFor: (provider) =>
+      provider === 'llm_b' ? new MessagesApiAdapter(provider) : new OpenAiChatAdapter(provider),
     parameters: {},
     lane,
     signal: abort.signal,
@@ -99,6 +101,21 @@ describe('an answer whose model breaks off mid-answer', () => {
       { role: 'system', content: CONTINUE_INSTRUCTION },
       { role: 'assistant', content: 'You said: Can I come in' },
     ]);
+  });
+
+  it('is finished by llm_b through the messages API, the words said as its prefill', async () => {
+    llm.setScript('first', [{ text: WHOLE, failAfterTokens: 7 }]);
+    const { result, voice } = await answer([candidate('llm_a', 'first'), candidate('llm_b', 'messages')]);
+    expect(result).toMatchObject({ text: WHOLE, provider: 'llm_b', providers: ['llm_a', 'llm_b'] });
+    expect(voice).toBe(WHOLE);
+    const second = llm.requests.find((request) => request.key === 'messages')!;
+    expect(second.status).toBe(200);
+    expect(String(second.body?.system)).toContain(CONTINUE_INSTRUCTION);
+    // The prefill is last, without trailing whitespace (the API refuses that).
+    expect(second.messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'You said: Can I come in' }],
+    });
   });
 
   it('takes a stall after the first tokens for a break, and joins a continuation that does not repeat', async () => {

@@ -58,6 +58,13 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** A stream that hangs: resolves only when the client has gone. */
+export function untilGone(gone: AbortSignal): Promise<void> {
+  return new Promise((resolve) =>
+    gone.aborted ? resolve() : gone.addEventListener('abort', () => resolve(), { once: true }),
+  );
+}
+
 /** Splits text into tokens of `wordsPerToken` words, each keeping the space before it (" there,"). */
 export function wordTokens(text: string, wordsPerToken: number): string[] {
   const words = text.match(/\s*\S+/g) ?? [];
@@ -111,10 +118,7 @@ export async function writeStream(
   for (const [i, token] of textTokens.entries()) {
     if (failAfter !== undefined && i >= failAfter) break;
     if (stallAfter !== undefined && i >= stallAfter) {
-      // A stream that hangs mid-answer: the connection stays open, nothing more comes.
-      await new Promise<void>((resolve) =>
-        gone.aborted ? resolve() : gone.addEventListener('abort', () => resolve(), { once: true }),
-      );
+      await untilGone(gone);
       res.end();
       return tokens;
     }
