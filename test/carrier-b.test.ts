@@ -121,8 +121,13 @@ describe('carrier_b adapter: requests', () => {
       from: '+15550001000',
       webhook_url: url,
       webhook_url_method: 'POST',
-      stream_url: 'wss://platform.example/media/42?token=abc',
-      stream_track: 'both_tracks',
+      // The token travels as the stream's auth token (an upgrade header), never in the URL.
+      stream_url: 'wss://platform.example/media/42',
+      stream_track: 'inbound_track',
+      stream_codec: 'PCMU',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'PCMU',
+      stream_auth_token: 'abc',
       timeout_secs: 25,
       client_state: encodeClientState(42),
     });

@@ -2,8 +2,10 @@
  * carrier_b: the call-control (v2) API of the carrier whose credentials are an API key and a
  * connection id (the id of the call-control application the calls run under).
  *
- * Out: JSON REST calls under `{baseUrl}/v2` with `Authorization: Bearer <api_key>`; dial asks the
- * carrier to stream the call's audio to our media WebSocket from the start (no answer markup).
+ * Out: JSON REST calls under `{baseUrl}/v2` with `Authorization: Bearer <api_key>`. The dial (and
+ * the answer command of an inbound call) asks the carrier to stream the call's audio to our media
+ * WebSocket from the moment it connects, both ways, as RTP in PCMU (no answer markup): the stream URL
+ * without a query, the single-call token as `stream_auth_token` (carrier-b-media.ts reads it back).
  * In: JSON event webhooks `{data: {event_type, id, occurred_at, payload}}`, signed with the account's
  * Ed25519 key: header `telnyx-signature-ed25519` is the base64 signature of
  * `${telnyx-timestamp}|${raw body}`, verified with the account's base64 public key
@@ -14,7 +16,7 @@ import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
-import { streamUrlWithToken } from './media.js';
+import type { MediaStreamTarget } from './media.js';
 import type {
   CarrierAdapter,
   CarrierCredentials,
@@ -89,9 +91,7 @@ export class CarrierBAdapter implements CarrierAdapter {
       from: request.from,
       webhook_url: request.statusCallbackUrl,
       webhook_url_method: 'POST',
-      // Its media streams are not served yet (issue 18): the token rides in the URL meanwhile.
-      stream_url: streamUrlWithToken(request.stream),
-      stream_track: 'both_tracks',
+      ...streamParameters(request.stream),
       client_state: encodeClientState(request.callId),
     };
     if (request.timeoutSeconds !== undefined) body.timeout_secs = request.timeoutSeconds;
@@ -109,6 +109,32 @@ export class CarrierBAdapter implements CarrierAdapter {
   async transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void> {
     const { apiKey } = requireCredentials(credentials);
     await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(callSid)}/actions/transfer`, { to });
+  }
+
+  async sendDtmf(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void> {
+    const { apiKey } = requireCredentials(credentials);
+    if (!/^[0-9*#A-D]{1,64}$/.test(digits)) {
+      throw new ProviderError('DTMF digits are 0-9, *, #, A-D', {
+        provider: PROVIDER,
+        retryable: false,
+        code: 'invalid_digits',
+      });
+    }
+    await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(callSid)}/actions/send_dtmf`, {
+      digits,
+    });
+  }
+
+  /** Answers a ringing inbound call with its media stream; later events echo our call id. */
+  async answerCall(
+    credentials: CarrierCredentials,
+    request: { callSid: string; callId: number; stream: MediaStreamTarget },
+  ): Promise<void> {
+    const { apiKey } = requireCredentials(credentials);
+    await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(request.callSid)}/actions/answer`, {
+      ...streamParameters(request.stream),
+      client_state: encodeClientState(request.callId),
+    });
   }
 
   async sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage> {
@@ -285,6 +311,23 @@ export class CarrierBAdapter implements CarrierAdapter {
     });
     return response.body;
   }
+}
+
+/**
+ * What the dial and the answer command ask of the media stream: the caller's track only (what we
+ * hear), μ-law both ways (`stream_codec` transcodes a PCMA call; the carrier plays what we send back
+ * as RTP only in `rtp` mode, MP3 otherwise), and the single-call token as `stream_auth_token`, which
+ * the carrier sends back as a header of the WebSocket upgrade (the URL carries no query).
+ */
+function streamParameters(stream: MediaStreamTarget): Json {
+  return {
+    stream_url: stream.url,
+    stream_track: 'inbound_track',
+    stream_codec: 'PCMU',
+    stream_bidirectional_mode: 'rtp',
+    stream_bidirectional_codec: 'PCMU',
+    stream_auth_token: stream.token,
+  };
 }
 
 /** Our call id as the carrier's client state: base64 of `{"call_id": n}`, echoed on every call event. */
