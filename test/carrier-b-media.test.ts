@@ -19,6 +19,7 @@ import {
 import { MediaProtocolError, type MediaReader } from '../src/providers/carriers/media.js';
 import { DEFAULT_MAX_HELD } from '../src/providers/carriers/media-reorder.js';
 import { CarrierBSimulator } from '../src/sim/carrier-b.js';
+import { carrierBPhoneWire } from '../src/sim/carrier-b-phone-wire.js';
 import { ALAW_8K, MULAW_8K } from '../src/voice/audio.js';
 import { REFUSED_REASON } from '../src/voice/media-stream.js';
 import { expectStatus, Factories, type TestUser } from './support/factories.js';
@@ -198,6 +199,33 @@ describe('the carrier_b wire', () => {
     const rest = readAll(reader, [carrierBMediaMessages.stop(3000, STREAM, 'u', 'v3:a')]);
     expect(rest.length).toBeLessThanOrEqual(DEFAULT_MAX_HELD + 1);
     expect(out + rest.length - 1).toBe(1000);
+  });
+
+  it('reads the simulated carrier’s disorder back in sequence: swapped frames in place, lost ones skipped', () => {
+    const phone = carrierBPhoneWire({ swapEvery: 3, dropEvery: 7 })({
+      callSid: 'v3:a',
+      accountSid: 'u',
+      streamSid: STREAM,
+      parameters: {},
+    });
+    const reader = carrierBMedia.reader(handshake());
+    const sent: string[] = [];
+    for (const message of phone.opening()) reader.read(Buffer.from(String(message)), false);
+    const events = [];
+    for (let index = 0; index < 29; index += 1) {
+      const messages = phone.media(index, index * 20, frame(index));
+      sent.push(...messages.map((message) => JSON.parse(String(message)).media.chunk));
+      events.push(...readAll(reader, messages.map(String)));
+    }
+    events.push(...readAll(reader, [String(phone.stop())]));
+    // The simulated carrier really sent them out of order, and lost every seventh.
+    expect(sent.slice(0, 9)).toEqual(['1', '2', '4', '3', '5', '6', '8', '10', '9']);
+    expect(sent).not.toContain('14');
+    // The platform hears them in order, without the lost ones (the last held one released by stop).
+    const chunks = events.flatMap((event) => (event.type === 'media' ? [event.timestampMs! / 20 + 1] : []));
+    // (A frame held back to be swapped is never the one lost: 21 goes out, after 22.)
+    const expected = Array.from({ length: 29 }, (_, i) => i + 1).filter((n) => n % 7 !== 0 || n % 3 === 0);
+    expect(chunks).toEqual(expected);
   });
 
   it('refuses what the protocol does not allow', () => {
