@@ -77,5 +77,12 @@ describe('a carrier_b call', () => {
     expect(outcome.phone.errors).toEqual([]);
     expect(outcome.phone.heardSegments.length).toBeGreaterThanOrEqual(1);
     expect(outcome.transcript[0]).toMatchObject({ speaker: 'assistant', text: 'Hello, this is the clinic.' });
+    // All of the call's events (call.initiated, call.answered, call.hangup) came to the voice webhook,
+    // the application's URL: the first was answered by command, and each was taken (204).
+    await sim.settle();
+    const voice = sim.callbacks.filter(
+      (callback) => new URL(callback.url).pathname === '/webhooks/carrier_b/voice',
+    );
+    expect(voice.map((callback) => callback.status)).toEqual([204, 204, 204]);
   }, 60_000);
 });
