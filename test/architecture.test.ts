@@ -44,6 +44,7 @@ const TABLE_OWNERS: Record<string, string> = {
   callSearchDocuments: 'calls',
   callEvents: 'calls',
   callTurns: 'calls',
+  vendorLeases: 'leases',
   messages: 'sms',
   smsIdempotencyKeys: 'sms',
   smsCompliance: 'sms-compliance',

@@ -121,8 +121,13 @@ describe('carrier_b adapter: requests', () => {
       from: '+15550001000',
       webhook_url: url,
       webhook_url_method: 'POST',
-      stream_url: 'wss://platform.example/media/42?token=abc',
-      stream_track: 'both_tracks',
+      // The token travels as the stream's auth token (an upgrade header), never in the URL.
+      stream_url: 'wss://platform.example/media/42',
+      stream_track: 'inbound_track',
+      stream_codec: 'PCMU',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'PCMU',
+      stream_auth_token: 'abc',
       timeout_secs: 25,
       client_state: encodeClientState(42),
     });
@@ -258,6 +263,72 @@ describe('carrier_b adapter: requests', () => {
 
     const incomplete = await adapter.validateCredentials({ api_key: ACCOUNT.api_key });
     expect(incomplete.valid).toBe(false);
+  });
+});
+
+describe('carrier_b adapter: answering an inbound call, DTMF', () => {
+  it('answerCall answers a ringing inbound call with its stream, and the call events then echo our call id', async () => {
+    const { url, hooks } = hookPath();
+    const rang = await sim.placeInboundCall({
+      apiKey: ACCOUNT.api_key,
+      webhookUrl: url,
+      from: '+15550003000',
+      to: '+15550001000',
+    });
+    await adapter.answerCall(credentials, {
+      callSid: rang.callControlId,
+      callId: 77,
+      stream: { url: 'wss://platform.example/media-stream/77', token: 'tok-77' },
+    });
+    const request = lastRequest();
+    expect(request.path).toBe(`/v2/calls/${encodeURIComponent(rang.callControlId)}/actions/answer`);
+    expect(request.body).toEqual({
+      stream_url: 'wss://platform.example/media-stream/77',
+      stream_track: 'inbound_track',
+      stream_codec: 'PCMU',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'PCMU',
+      stream_auth_token: 'tok-77',
+      client_state: encodeClientState(77),
+    });
+    const events = (await hooks()).map((hook) => adapter.parseWebhook(hook));
+    expect(events).toEqual([
+      [{ kind: 'inbound_call', callSid: rang.callControlId, from: '+15550003000', to: '+15550001000' }],
+      [
+        {
+          kind: 'call_status',
+          callSid: rang.callControlId,
+          status: 'in-progress',
+          callId: 77,
+          at: expect.any(Date),
+        },
+      ],
+    ]);
+    // A second answer is the carrier's refusal, and not retryable.
+    const again = await providerError(
+      adapter.answerCall(credentials, {
+        callSid: rang.callControlId,
+        callId: 77,
+        stream: { url: 'wss://platform.example/media-stream/77', token: 'tok-77' },
+      }),
+    );
+    expect(again.status).toBe(422);
+    expect(again.retryable).toBe(false);
+    sim.endCall(rang.callControlId);
+  });
+
+  it('sendDtmf plays digits into a live call, and refuses what is not a digit before asking', async () => {
+    sim.holdAnsweredCalls = true;
+    const placed = await adapter.placeCall(credentials, callRequest({ statusCallbackUrl: hookPath().url }));
+    await adapter.sendDtmf(credentials, placed.callSid, '12#*');
+    expect(lastRequest().path).toBe(`/v2/calls/${encodeURIComponent(placed.callSid)}/actions/send_dtmf`);
+    expect(lastRequest().body).toEqual({ digits: '12#*' });
+    expect(sim.dtmfSent).toContainEqual({ callControlId: placed.callSid, digits: '12#*' });
+    const requests = sim.requests.length;
+    const refused = await providerError(adapter.sendDtmf(credentials, placed.callSid, '1x'));
+    expect(refused.retryable).toBe(false);
+    expect(sim.requests).toHaveLength(requests);
+    sim.endCall(placed.callSid);
   });
 });
 

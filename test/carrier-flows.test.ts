@@ -97,6 +97,8 @@ interface Kit {
   sendInbound(org: Org, from: string, text: string): Promise<{ messageId: string; status: unknown }>;
   /** Where the carrier connects the call's audio, from what it was given (or answered). */
   streamUrl(call: SimulatedCall): string;
+  /** The call's media token as the carrier was given it, where not in the stream URL's query. */
+  streamToken?(call: SimulatedCall): string;
   /** What it was asked on dial, for the call `id` from `org.number` to `to`. */
   expectDial(call: SimulatedCall, org: Org, ref: PlacedCallRef): void;
   /** Statuses of a completed call's callbacks, in order. */
@@ -179,6 +181,7 @@ const carrierB: Kit = {
       text,
     }),
   streamUrl: (call) => String(call.request.stream_url),
+  streamToken: (call) => String(call.request.stream_auth_token),
   expectDial(call, org, ref) {
     expect(call.request).toMatchObject({
       connection_id: org.account.connection_id,
@@ -187,7 +190,10 @@ const carrierB: Kit = {
       webhook_url: `${t.baseUrl}/webhooks/carrier_b/status?call_id=${ref.id}`,
       webhook_url_method: 'POST',
       stream_url: expect.any(String),
-      stream_track: 'both_tracks',
+      stream_track: 'inbound_track',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'PCMU',
+      stream_auth_token: expect.any(String),
       client_state: encodeClientState(ref.id),
     });
     // Audio streams from the dial: there is no answer URL to fetch.
@@ -431,7 +437,8 @@ describe.each(KITS)('$id', (kit) => {
       expect(stream.protocol).toBe('ws:');
       expect(stream.host).toBe(new URL(t.baseUrl!).host);
       expect(stream.pathname).toBe(`/media-stream/${body.call_id}`);
-      const token = stream.searchParams.get('token')!;
+      const token = kit.streamToken?.(placed) ?? stream.searchParams.get('token')!;
+      if (kit.streamToken) expect(stream.search).toBe('');
       await expect(tokens.verify(token, body.call_id)).resolves.toEqual({
         callId: body.call_id,
         organizationId: org.admin.organizationId,

@@ -10,6 +10,7 @@
  */
 import { carrierASignature } from '../providers/carriers/carrier-a.js';
 import { SimulatedPhone, type SimulatedPhoneOptions } from './phone.js';
+import type { PhoneWireFactory } from './phone-wire.js';
 
 /** What the person who answers does. The phone hangs up when it resolves (or throws). */
 export type PhoneScript = (phone: SimulatedPhone) => Promise<void>;
@@ -68,13 +69,17 @@ export function callDurationSeconds(call: PhoneCall): number {
   return Math.ceil(((call.endedAt ?? new Date()).getTime() - call.answeredAt.getTime()) / 1000);
 }
 
-export class PhoneCalls {
+/**
+ * The phones of one simulated carrier: scripts by number, and the calls they answered. `S` is what a
+ * test may set for a number's phones (another carrier's simulator adds its own wire's options).
+ */
+export class PhoneCalls<S extends PhoneSettings = PhoneSettings> {
   /** Every call a phone answered, by call SID. */
   readonly calls = new Map<string, PhoneCall>();
-  readonly #scripts = new Map<string, { script: PhoneScript; settings: PhoneSettings }>();
+  readonly #scripts = new Map<string, { script: PhoneScript; settings: S }>();
   readonly #enders = new Map<string, (why: PhoneCallEnd) => void>();
 
-  set(number: string, script: PhoneScript, settings: PhoneSettings = {}): void {
+  set(number: string, script: PhoneScript, settings: S = {} as S): void {
     this.#scripts.set(number, { script, settings });
   }
 
@@ -99,13 +104,42 @@ export class PhoneCalls {
     if (!stream) return undefined;
     // carrier_a drops a stream URL's query string; the signature covers the URL it connected to.
     const url = stream.url.split('?')[0]!;
-    const phone = new SimulatedPhone({
-      ...options.settings,
-      url,
-      headers: { 'x-twilio-signature': carrierASignature(options.authToken, url, {}) },
+    return this.connect({
       callSid: options.callSid,
       accountSid: options.accountSid,
-      customParameters: stream.parameters,
+      url,
+      headers: { 'x-twilio-signature': carrierASignature(options.authToken, url, {}) },
+      parameters: stream.parameters,
+      script: options.script,
+      ...(options.settings ? { settings: options.settings } : {}),
+    });
+  }
+
+  /**
+   * Connects a phone to `url` with the carrier's handshake `headers`, speaking `wire` (carrier_a's
+   * by default), and runs `script`; the call's `done` resolves when it has ended.
+   */
+  connect(options: {
+    callSid: string;
+    accountSid: string;
+    url: string;
+    headers: Record<string, string>;
+    parameters: Record<string, string>;
+    script: PhoneScript;
+    settings?: PhoneSettings;
+    wire?: PhoneWireFactory;
+  }): PhoneCall {
+    const { recordAudio, speechLevel, heardGapMs } = options.settings ?? {};
+    const phone = new SimulatedPhone({
+      ...(recordAudio !== undefined ? { recordAudio } : {}),
+      ...(speechLevel !== undefined ? { speechLevel } : {}),
+      ...(heardGapMs !== undefined ? { heardGapMs } : {}),
+      url: options.url,
+      headers: options.headers,
+      callSid: options.callSid,
+      accountSid: options.accountSid,
+      customParameters: options.parameters,
+      ...(options.wire ? { wire: options.wire } : {}),
     });
     let end!: (why: PhoneCallEnd) => void;
     const ended = new Promise<PhoneCallEnd>((resolve) => {
@@ -115,8 +149,8 @@ export class PhoneCalls {
     const call: PhoneCall = {
       callSid: options.callSid,
       phone,
-      streamUrl: url,
-      parameters: stream.parameters,
+      streamUrl: options.url,
+      parameters: options.parameters,
       answeredAt: new Date(),
       done: Promise.resolve(),
     };

@@ -6,37 +6,35 @@
  * Time is compressed: a call's whole life is posted right after the dial is answered, with start and
  * end times back-dated so that they span the outcome's duration. Set `holdAnsweredCalls` to keep
  * answered calls connected until they are hung up, transferred away or ended with `endCall()`.
+ *
+ * A number given a phone script (`setPhone`) is answered by a simulated phone instead, when the dial
+ * names a `stream_url`: the call's media stream really runs (carrier-b-phone.ts) and the call stays
+ * connected until it ends. `placeInboundCall` rings one of our numbers (call.initiated, incoming);
+ * the platform answers it with the `answer` command, whose stream a phone connects to likewise.
  */
-import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import type { PhoneCall, PhoneScript } from './carrier-a-phone.js';
+import { CarrierBSimulatorBase } from './carrier-b-messaging.js';
+import { type CarrierBPhoneSettings, CarrierBPhones, streamRequestOf } from './carrier-b-phone.js';
 import {
   asRecord,
   E164,
   errorResponse,
   HANGUP,
   iso,
-  MESSAGE_FAILURES,
   missing,
   notFound,
   RING_SECONDS,
-  segmentsOf,
   text,
-  unauthorizedResponse,
 } from './carrier-b-wire.js';
-import {
-  CarrierSimulatorBase,
-  type RecordedRequest,
-  type Route,
-  type SimResponse,
-  type SimulatedCall,
-} from './carrier-sim.js';
+import type { RecordedRequest, Route, SimResponse, SimulatedCall } from './carrier-sim.js';
 
-export interface CarrierBAccount {
-  api_key: string;
-  /** The call-control application (connection) the account's calls run under. */
-  connection_id: string;
-  application_name?: string;
-  /** Where call events go when a dial names no webhook_url (the application's setting). */
-  webhook_event_url?: string;
+export type { CarrierBAccount } from './carrier-b-messaging.js';
+
+/** A phone that answers a call: its script and settings. */
+interface PhoneAnswer {
+  script: PhoneScript;
+  settings: CarrierBPhoneSettings;
 }
 
 interface LiveCall {
@@ -48,68 +46,34 @@ interface LiveCall {
   startedAt: number;
   /** Events of one call are posted one after another, in order. */
   chain: Promise<void>;
+  /** The phone that answers (or placed) the call, when its number has one. */
+  phone?: PhoneAnswer;
 }
 
-export class CarrierBSimulator extends CarrierSimulatorBase {
-  /** The account's Ed25519 public key, base64 of the 32 raw bytes: use it as `credentials.public_key`. */
-  readonly publicKey: string;
+export class CarrierBSimulator extends CarrierBSimulatorBase {
   /** Keep answered calls connected until hangup/transfer/endCall() instead of ending them at once. */
   holdAnsweredCalls = false;
-  readonly #privateKey: KeyObject;
-  readonly #accounts = new Map<string, CarrierBAccount>();
   readonly #live = new Map<string, LiveCall>();
+  readonly #phones = new CarrierBPhones();
+  /** DTMF the platform played into calls (send_dtmf), in order. */
+  readonly dtmfSent: Array<{ callControlId: string; digits: string }> = [];
 
-  constructor() {
-    super();
-    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-    const jwk = publicKey.export({ format: 'jwk' });
-    this.publicKey = Buffer.from(jwk.x ?? '', 'base64url').toString('base64');
-    this.#privateKey = privateKey;
+  /** The calls a simulated phone answered (or placed), by call_control_id. */
+  get phoneCalls(): ReadonlyMap<string, PhoneCall> {
+    return this.#phones.calls;
   }
 
-  /** Accepts requests made with this API key (others answer 401). */
-  addAccount(account: CarrierBAccount): void {
-    this.#accounts.set(account.api_key, account);
+  /**
+   * Calls to `number` (`'*'`: every number without its own) are answered by a simulated phone that
+   * runs `script` on the call's media stream.
+   */
+  setPhone(number: string, script: PhoneScript, settings: CarrierBPhoneSettings = {}): void {
+    this.#phones.set(number, script, settings);
   }
 
-  /** The two signature headers the carrier puts on a webhook body signed at `at` (ms). */
-  signatureHeaders(rawBody: string, at = Date.now()): Record<string, string> {
-    const timestamp = String(Math.floor(at / 1000));
-    const signature = sign(null, Buffer.from(`${timestamp}|${rawBody}`, 'utf8'), this.#privateKey);
-    return {
-      'telnyx-signature-ed25519': signature.toString('base64'),
-      'telnyx-timestamp': timestamp,
-    };
-  }
-
-  /** Posts a signed message.received, as when someone texts `to`. */
-  async sendInboundMessage(message: {
-    webhookUrl: string;
-    from: string;
-    to: string;
-    text: string;
-    mediaUrls?: string[];
-  }): Promise<{ messageId: string; status: number | undefined }> {
-    const messageId = randomUUID();
-    const mediaUrls = message.mediaUrls ?? [];
-    const { encoding, parts } = segmentsOf(message.text);
-    const now = new Date().toISOString();
-    const answer = await this.#deliver(message.webhookUrl, 'message.received', new Date(), {
-      record_type: 'message',
-      direction: 'inbound',
-      id: messageId,
-      type: mediaUrls.length > 0 ? 'MMS' : 'SMS',
-      from: { phone_number: message.from, carrier: 'Simulated Mobile', line_type: 'Wireless' },
-      to: [{ phone_number: message.to, status: 'delivered', carrier: 'Simulated', line_type: 'VoIP' }],
-      cc: [],
-      text: message.text,
-      media: mediaUrls.map((url) => ({ url, content_type: null, sha256: null, size: null })),
-      encoding,
-      parts: mediaUrls.length > 0 ? 1 : parts,
-      received_at: now,
-      errors: [],
-    });
-    return { messageId, status: answer?.status };
+  override async stop(): Promise<void> {
+    await this.#phones.stopAll();
+    await super.stop();
   }
 
   /** Ends a held, connected call from the callee's side (call.hangup, normal_clearing). */
@@ -120,12 +84,9 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
     return true;
   }
 
-  protected unauthorized(): SimResponse {
-    return unauthorizedResponse();
-  }
-
-  protected routes(): Route[] {
+  protected override routes(): Route[] {
     return [
+      ...super.routes(),
       { method: 'POST', pattern: /^\/v2\/calls$/, handle: (request) => this.#dial(request) },
       {
         method: 'POST',
@@ -137,23 +98,21 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
         pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/transfer$/,
         handle: (request, params) => this.#transfer(request, decodeURIComponent(params.id ?? '')),
       },
-      { method: 'POST', pattern: /^\/v2\/messages$/, handle: (request) => this.#message(request) },
       {
-        method: 'GET',
-        pattern: /^\/v2\/call_control_applications\/(?<id>[^/]+)$/,
-        handle: (request, params) => this.#application(request, decodeURIComponent(params.id ?? '')),
+        method: 'POST',
+        pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/answer$/,
+        handle: (request, params) => this.#answer(request, decodeURIComponent(params.id ?? '')),
+      },
+      {
+        method: 'POST',
+        pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/send_dtmf$/,
+        handle: (request, params) => this.#sendDtmf(request, decodeURIComponent(params.id ?? '')),
       },
     ];
   }
 
-  #account(request: RecordedRequest): CarrierBAccount | undefined {
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer (.+)$/.exec(header) : null;
-    return match?.[1] ? this.#accounts.get(match[1]) : undefined;
-  }
-
   #dial(request: RecordedRequest): SimResponse {
-    const account = this.#account(request);
+    const account = this.account(request);
     if (!account) return this.unauthorized();
     const body = asRecord(request.body);
     const to = text(body.to);
@@ -204,7 +163,10 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
         : outcome.status === 'no-answer' && typeof body.timeout_secs === 'number'
           ? body.timeout_secs
           : RING_SECONDS[outcome.status];
-    const held = outcome.status === 'completed' && this.holdAnsweredCalls;
+    const script = outcome.status === 'completed' && streamRequestOf(body) && this.#phones.scriptFor(to!);
+    const phone = script || undefined;
+    // A phone's call really lasts: connected until its stream ends.
+    const held = outcome.status === 'completed' && (this.holdAnsweredCalls || phone !== undefined);
     const connectedSeconds = outcome.status === 'completed' && !held ? outcome.durationSeconds : 0;
     const startedAt = held ? now : now - (ringSeconds + connectedSeconds) * 1000;
     const live: LiveCall = {
@@ -215,6 +177,7 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
       startedAt,
       // The first event follows the dial's answer.
       chain: new Promise((resolve) => setTimeout(resolve, 0)),
+      ...(phone ? { phone } : {}),
     };
     this.#live.set(callControlId, live);
     this.#queue(live, 'call.initiated', startedAt, {
@@ -225,6 +188,7 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
     if (outcome.status === 'completed') {
       live.phase = 'answered';
       this.#queue(live, 'call.answered', startedAt, { state: 'answered', start_time: iso(startedAt) });
+      this.#answerWithPhone(live, body);
     }
     if (!held) this.#finish(live, HANGUP[outcome.status], now);
     return {
@@ -247,6 +211,7 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
     if ('status' in found) return found;
     const { live, call } = found;
     call.hungUp = true;
+    this.#phones.end(callControlId, 'hang-up');
     this.#finish(
       live,
       live.phase === 'answered' ? { ...HANGUP.completed, source: 'caller' } : HANGUP.canceled,
@@ -260,7 +225,126 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
     const to = text(asRecord(request.body).to);
     if (!to) return missing('to');
     found.call.transferredTo = to;
+    // The call is bridged elsewhere: its stream to the platform ends (the call ends with the phone's).
+    this.#phones.end(callControlId, 'transfer');
     return { status: 200, body: { data: { result: 'ok' } } };
+  }
+
+  /**
+   * Rings `to` (one of our numbers) from `from`, as the carrier does for an inbound call: posts
+   * call.initiated (incoming) to the application's webhook and waits for it to be answered. With
+   * `phone`, the caller is a simulated phone on the stream the platform's answer command asks for.
+   */
+  async placeInboundCall(options: {
+    apiKey: string;
+    webhookUrl?: string;
+    from: string;
+    to: string;
+    phone?: PhoneScript;
+    phoneSettings?: CarrierBPhoneSettings;
+  }): Promise<{ callControlId: string; status: number | undefined; phoneCall: PhoneCall | undefined }> {
+    const account = this.accounts.get(options.apiKey);
+    if (!account) throw new Error('no such account');
+    const callControlId = `v3:${this.nextId('')}`;
+    const now = Date.now();
+    this.calls.set(callControlId, {
+      sid: callControlId,
+      from: options.from,
+      to: options.to,
+      outcome: { status: 'completed', durationSeconds: 0 },
+      request: { direction: 'incoming' },
+      hungUp: false,
+    });
+    const live: LiveCall = {
+      apiKey: account.api_key,
+      webhookUrl: options.webhookUrl ?? account.webhook_event_url,
+      base: {
+        call_control_id: callControlId,
+        call_leg_id: randomUUID(),
+        call_session_id: randomUUID(),
+        connection_id: account.connection_id,
+        client_state: null,
+        from: options.from,
+        to: options.to,
+      },
+      phase: 'ringing',
+      startedAt: now,
+      chain: Promise.resolve(),
+      ...(options.phone ? { phone: { script: options.phone, settings: options.phoneSettings ?? {} } } : {}),
+    };
+    this.#live.set(callControlId, live);
+    const url = live.webhookUrl;
+    const initiated = url
+      ? await this.deliver(url, 'call.initiated', new Date(now), {
+          ...live.base,
+          direction: 'incoming',
+          state: 'parked',
+          start_time: iso(now),
+        })
+      : undefined;
+    // The answer command came while the event was handled: its events and the phone follow it.
+    await live.chain;
+    return { callControlId, status: initiated?.status, phoneCall: this.#phones.calls.get(callControlId) };
+  }
+
+  #answer(request: RecordedRequest, callControlId: string): SimResponse {
+    const found = this.#command(request, callControlId);
+    if ('status' in found) return found;
+    const { live } = found;
+    if (
+      live.phase !== 'ringing' ||
+      live.base.client_state !== null ||
+      found.call.request.direction !== 'incoming'
+    )
+      return errorResponse(422, '90015', 'Call already answered', 'This call cannot be answered.');
+    const body = asRecord(request.body);
+    if (typeof body.client_state === 'string') live.base.client_state = body.client_state;
+    found.call.request = { ...found.call.request, ...body };
+    live.phase = 'answered';
+    const at = Date.now();
+    this.#queue(live, 'call.answered', at, { state: 'answered', start_time: iso(live.startedAt) });
+    this.#answerWithPhone(live, body);
+    return { status: 200, body: { data: { result: 'ok' } } };
+  }
+
+  #sendDtmf(request: RecordedRequest, callControlId: string): SimResponse {
+    const found = this.#command(request, callControlId);
+    if ('status' in found) return found;
+    const digits = text(asRecord(request.body).digits);
+    if (!digits) return missing('digits');
+    if (!/^[0-9*#A-Da-d]+$/.test(digits))
+      return errorResponse(422, '90013', 'Invalid digits', 'Digits may be 0-9, *, #, A-D.', '/digits');
+    this.dtmfSent.push({ callControlId, digits });
+    return { status: 200, body: { data: { result: 'ok' } } };
+  }
+
+  /**
+   * Connects the call's phone, if it has one, to the stream `command` asked for, once the events
+   * queued so far are posted; the call ends (call.hangup) when the phone's call does.
+   */
+  #answerWithPhone(live: LiveCall, command: Record<string, unknown>): void {
+    const request = streamRequestOf(command);
+    const phone = live.phone;
+    if (!request || !phone) return;
+    const base = live.base as Record<string, string | null>;
+    const account = this.accounts.get(live.apiKey);
+    live.chain = live.chain.then(() => {
+      if (live.phase !== 'answered') return;
+      const call = this.#phones.stream({
+        callControlId: base.call_control_id!,
+        userId: account?.user_id ?? `user-${account?.connection_id ?? 'unknown'}`,
+        from: base.from ?? '',
+        to: base.to ?? '',
+        clientState: base.client_state ?? null,
+        request,
+        script: phone.script,
+        settings: phone.settings,
+      });
+      this.background(async () => {
+        await call.done;
+        if (live.phase !== 'ended') this.#finish(live, HANGUP.completed);
+      });
+    });
   }
 
   /** The live call a command is for, or the carrier's refusal. */
@@ -268,7 +352,7 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
     request: RecordedRequest,
     callControlId: string,
   ): SimResponse | { live: LiveCall; call: SimulatedCall } {
-    const account = this.#account(request);
+    const account = this.account(request);
     if (!account) return this.unauthorized();
     const live = this.#live.get(callControlId);
     const call = this.calls.get(callControlId);
@@ -279,96 +363,6 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
       return errorResponse(422, '90018', 'Call has already ended', 'This call is no longer active.');
     }
     return { live, call };
-  }
-
-  #message(request: RecordedRequest): SimResponse {
-    const account = this.#account(request);
-    if (!account) return this.unauthorized();
-    const body = asRecord(request.body);
-    const from = text(body.from);
-    const to = text(body.to);
-    const messageText = typeof body.text === 'string' ? body.text : '';
-    const mediaUrls = Array.isArray(body.media_urls)
-      ? body.media_urls.filter((url) => typeof url === 'string')
-      : [];
-    if (!from) return missing('from');
-    if (!to) return missing('to');
-    if (messageText === '' && mediaUrls.length === 0) return missing('text');
-    if (!E164.test(to)) {
-      return errorResponse(422, '10016', 'Phone number must be in +E.164 format', `to: ${to}`, '/to');
-    }
-    const id = randomUUID();
-    const outcome = this.messageOutcome(to);
-    const at = Date.now();
-    this.messages.push({ id, from, to, body: messageText, mediaUrls, outcome, at });
-    const { encoding, parts } = segmentsOf(messageText);
-    const record = {
-      record_type: 'message',
-      direction: 'outbound',
-      id,
-      type: mediaUrls.length > 0 ? 'MMS' : 'SMS',
-      from: { phone_number: from, carrier: 'Simulated', line_type: 'VoIP' },
-      cc: [],
-      text: messageText,
-      media: mediaUrls.map((url) => ({ url, content_type: null, sha256: null, size: null })),
-      webhook_url: text(body.webhook_url) ?? null,
-      encoding,
-      parts: mediaUrls.length > 0 ? 1 : parts,
-      received_at: iso(at),
-    };
-    const recipient = (status: string) => [
-      { phone_number: to, status, carrier: 'Simulated Mobile', line_type: 'Wireless' },
-    ];
-    const webhookUrl = text(body.webhook_url);
-    if (webhookUrl) {
-      this.background(async () => {
-        await new Promise((resolve) => setTimeout(resolve, 0));
-        const failure = outcome === 'delivered' ? undefined : MESSAGE_FAILURES[outcome];
-        const sentAt = Date.now();
-        await this.#deliver(webhookUrl, 'message.sent', new Date(sentAt), {
-          ...record,
-          to: recipient(outcome === 'failed' ? 'sending' : 'sent'),
-          sent_at: iso(sentAt),
-          completed_at: null,
-          errors: [],
-        });
-        const doneAt = Date.now();
-        await this.#deliver(webhookUrl, 'message.finalized', new Date(doneAt), {
-          ...record,
-          to: recipient(failure?.status ?? 'delivered'),
-          sent_at: iso(sentAt),
-          completed_at: iso(doneAt),
-          errors: failure ? [failure.error] : [],
-        });
-      });
-    }
-    return {
-      status: 200,
-      body: {
-        data: { ...record, to: recipient('queued'), sent_at: null, completed_at: null, errors: [] },
-      },
-    };
-  }
-
-  #application(request: RecordedRequest, id: string): SimResponse {
-    const account = this.#account(request);
-    if (!account) return this.unauthorized();
-    if (id !== account.connection_id) {
-      return notFound();
-    }
-    return {
-      status: 200,
-      body: {
-        data: {
-          record_type: 'call_control_application',
-          id,
-          application_name: account.application_name ?? `app-${id}`,
-          active: true,
-          webhook_event_url: account.webhook_event_url ?? null,
-          webhook_api_version: '2',
-        },
-      },
-    };
   }
 
   /** Posts the call's call.hangup (after its other events) and marks it ended. */
@@ -388,29 +382,11 @@ export class CarrierBSimulator extends CarrierSimulatorBase {
     const url = live.webhookUrl;
     if (!url) return;
     const payload = { ...live.base, ...fields };
-    const next = live.chain.then(() => this.#deliver(url, eventType, new Date(at), payload));
+    const next = live.chain.then(() => this.deliver(url, eventType, new Date(at), payload));
     live.chain = next.then(
       () => undefined,
       () => undefined,
     );
     this.background(() => next);
-  }
-
-  async #deliver(url: string, eventType: string, occurredAt: Date, payload: Record<string, unknown>) {
-    const body = JSON.stringify({
-      data: {
-        record_type: 'event',
-        event_type: eventType,
-        id: randomUUID(),
-        occurred_at: occurredAt.toISOString(),
-        payload,
-      },
-      meta: { attempt: 1, delivered_to: url },
-    });
-    return this.post(url, body, {
-      'content-type': 'application/json',
-      'user-agent': 'carrier-b-simulator',
-      ...this.signatureHeaders(body),
-    });
   }
 }

@@ -83,7 +83,7 @@ function toUser(response: LightMyRequestResponse, password: string): TestUser {
 }
 
 export class Factories {
-  constructor(private readonly t: TestPlatform) {}
+  constructor(readonly t: TestPlatform) {}
 
   /** Registers a user, who is admin of a new organization; verified unless `verified: false`. */
   async user(

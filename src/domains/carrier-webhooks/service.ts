@@ -104,11 +104,37 @@ export class CarrierWebhookService {
     }
     if (kind !== 'voice') return NO_CONTENT;
     if (!call) throw notFound('No call to connect: the number is routed to no assistant');
-    if (!adapter.answerMarkup) throw notFound(`${carrier} does not ask for call instructions`);
+    if (!adapter.answerMarkup) return this.#answerByCommand(adapter, tenant, subject, call, events);
     const markup = adapter.answerMarkup(await this.deps.calls.mediaStream(tenant, call.id));
     // The stream follows this answer within moments: whoever serves it may get ready now.
     for (const listener of this.#answerListeners) listener(tenant, call.id);
     return { status: 200, contentType: markup.contentType, body: markup.body };
+  }
+
+  /**
+   * Carriers that answer by command (carrier_b): all of a call's events come to the voice webhook;
+   * the one announcing a new inbound call is answered with its media stream, the others only report.
+   */
+  async #answerByCommand(
+    adapter: CarrierAdapter,
+    tenant: Tenant,
+    subject: Subject,
+    call: callReads.CallRow,
+    events: CarrierEvent[],
+  ): Promise<WebhookAnswer> {
+    if (!adapter.answerCall) throw notFound(`${adapter.id} does not ask for call instructions`);
+    const ringing = call.status === 'ringing' && call.direction === 'inbound' && call.callSid !== null;
+    if (!ringing || !events.some((event) => event.kind === 'inbound_call')) return NO_CONTENT;
+    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
+      provider: adapter.id,
+      assistantId: subject.assistantId,
+    });
+    if (!credentials) throw forbidden(UNVERIFIED);
+    // The stream follows the answer within moments: whoever serves it may get ready now.
+    for (const listener of this.#answerListeners) listener(tenant, call.id);
+    const stream = await this.deps.calls.mediaStream(tenant, call.id);
+    await adapter.answerCall(credentials, { callSid: call.callSid!, callId: call.id, stream });
+    return NO_CONTENT;
   }
 
   async #subject(

@@ -2,19 +2,36 @@
  * carrier_b: the call-control (v2) API of the carrier whose credentials are an API key and a
  * connection id (the id of the call-control application the calls run under).
  *
- * Out: JSON REST calls under `{baseUrl}/v2` with `Authorization: Bearer <api_key>`; dial asks the
- * carrier to stream the call's audio to our media WebSocket from the start (no answer markup).
+ * Out: JSON REST calls under `{baseUrl}/v2` with `Authorization: Bearer <api_key>`. The dial (and
+ * the answer command of an inbound call) asks the carrier to stream the call's audio to our media
+ * WebSocket from the moment it connects, both ways, as RTP in PCMU (no answer markup): the stream URL
+ * without a query, the single-call token as `stream_auth_token` (carrier-b-media.ts reads it back).
  * In: JSON event webhooks `{data: {event_type, id, occurred_at, payload}}`, signed with the account's
  * Ed25519 key: header `telnyx-signature-ed25519` is the base64 signature of
  * `${telnyx-timestamp}|${raw body}`, verified with the account's base64 public key
  * (`credentials.public_key`).
  */
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import type { MessageStatus } from '../../db/schema/messaging.js';
-import type { CallStatus } from '../../db/schema/telephony.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
-import { streamUrlWithToken } from './media.js';
+import {
+  asObject,
+  callStatus,
+  connectedSeconds,
+  dataOf,
+  decodeClientState,
+  describeErrors,
+  encodeClientState,
+  firstRecipient,
+  HANGUP_CAUSES,
+  isString,
+  type Json,
+  MESSAGE_STATUSES,
+  objectAt,
+  readEnvelope,
+  stringAt,
+} from './carrier-b-events.js';
+import type { MediaStreamTarget } from './media.js';
 import type {
   CarrierAdapter,
   CarrierCredentials,
@@ -28,50 +45,14 @@ import type {
   WebhookOwner,
 } from './types.js';
 
+export { decodeClientState, encodeClientState } from './carrier-b-events.js';
+
 const PROVIDER = 'carrier_b';
 
 export const CARRIER_B_SIGNATURE_HEADER = 'telnyx-signature-ed25519';
 export const CARRIER_B_TIMESTAMP_HEADER = 'telnyx-timestamp';
 /** How far (seconds) a webhook's signing time may be from ours, either way, before it is refused as a replay. */
 export const CARRIER_B_SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
-
-/** The carrier's hang-up causes (payload.hangup_cause of call.hangup) in our words. */
-const HANGUP_CAUSES: Record<string, CallStatus> = {
-  normal_clearing: 'completed',
-  /** The call reached the carrier's time limit after it was connected. */
-  time_limit: 'completed',
-  user_busy: 'busy',
-  timeout: 'no-answer',
-  no_answer: 'no-answer',
-  originator_cancel: 'canceled',
-  call_rejected: 'failed',
-  not_found: 'failed',
-  unspecified: 'failed',
-};
-
-/** Per-recipient message statuses (payload.to[].status) in our words. */
-const MESSAGE_STATUSES: Record<string, MessageStatus> = {
-  scheduled: 'queued',
-  queued: 'queued',
-  sending: 'sending',
-  sent: 'sent',
-  /** Sent, but the destination network never confirmed delivery. */
-  delivery_unconfirmed: 'sent',
-  delivered: 'delivered',
-  delivery_failed: 'undelivered',
-  expired: 'undelivered',
-  sending_failed: 'failed',
-  cancelled: 'cancelled',
-};
-
-type Json = Record<string, unknown>;
-type CallStatusEvent = Extract<CarrierEvent, { kind: 'call_status' }>;
-
-interface EventEnvelope {
-  eventType: string;
-  occurredAt?: Date;
-  payload: Json;
-}
 
 export class CarrierBAdapter implements CarrierAdapter {
   readonly id = 'carrier_b' as const;
@@ -89,9 +70,7 @@ export class CarrierBAdapter implements CarrierAdapter {
       from: request.from,
       webhook_url: request.statusCallbackUrl,
       webhook_url_method: 'POST',
-      // Its media streams are not served yet (issue 18): the token rides in the URL meanwhile.
-      stream_url: streamUrlWithToken(request.stream),
-      stream_track: 'both_tracks',
+      ...streamParameters(request.stream),
       client_state: encodeClientState(request.callId),
     };
     if (request.timeoutSeconds !== undefined) body.timeout_secs = request.timeoutSeconds;
@@ -109,6 +88,32 @@ export class CarrierBAdapter implements CarrierAdapter {
   async transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void> {
     const { apiKey } = requireCredentials(credentials);
     await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(callSid)}/actions/transfer`, { to });
+  }
+
+  async sendDtmf(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void> {
+    const { apiKey } = requireCredentials(credentials);
+    if (!/^[0-9*#A-D]{1,64}$/.test(digits)) {
+      throw new ProviderError('DTMF digits are 0-9, *, #, A-D', {
+        provider: PROVIDER,
+        retryable: false,
+        code: 'invalid_digits',
+      });
+    }
+    await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(callSid)}/actions/send_dtmf`, {
+      digits,
+    });
+  }
+
+  /** Answers a ringing inbound call with its media stream; later events echo our call id. */
+  async answerCall(
+    credentials: CarrierCredentials,
+    request: { callSid: string; callId: number; stream: MediaStreamTarget },
+  ): Promise<void> {
+    const { apiKey } = requireCredentials(credentials);
+    await this.#request(apiKey, 'POST', `/v2/calls/${encodeURIComponent(request.callSid)}/actions/answer`, {
+      ...streamParameters(request.stream),
+      client_state: encodeClientState(request.callId),
+    });
   }
 
   async sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage> {
@@ -287,20 +292,21 @@ export class CarrierBAdapter implements CarrierAdapter {
   }
 }
 
-/** Our call id as the carrier's client state: base64 of `{"call_id": n}`, echoed on every call event. */
-export function encodeClientState(callId: number): string {
-  return Buffer.from(JSON.stringify({ call_id: callId }), 'utf8').toString('base64');
-}
-
-export function decodeClientState(value: unknown): number | undefined {
-  if (typeof value !== 'string' || value === '') return undefined;
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
-    const callId = asObject(decoded).call_id;
-    return typeof callId === 'number' && Number.isSafeInteger(callId) ? callId : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * What the dial and the answer command ask of the media stream: the caller's track only (what we
+ * hear), μ-law both ways (`stream_codec` transcodes a PCMA call; the carrier plays what we send back
+ * as RTP only in `rtp` mode, MP3 otherwise), and the single-call token as `stream_auth_token`, which
+ * the carrier sends back as a header of the WebSocket upgrade (the URL carries no query).
+ */
+function streamParameters(stream: MediaStreamTarget): Json {
+  return {
+    stream_url: stream.url,
+    stream_track: 'inbound_track',
+    stream_codec: 'PCMU',
+    stream_bidirectional_mode: 'rtp',
+    stream_bidirectional_codec: 'PCMU',
+    stream_auth_token: stream.token,
+  };
 }
 
 function requireCredentials(credentials: CarrierCredentials): { apiKey: string; connectionId: string } {
@@ -351,88 +357,4 @@ function headerValue(headers: IncomingWebhook['headers'], name: string): string 
     return first?.trim() || undefined;
   }
   return undefined;
-}
-
-function readEnvelope(rawBody: string): EventEnvelope | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(rawBody);
-  } catch {
-    return undefined;
-  }
-  const data = objectAt(asObject(parsed), 'data');
-  const eventType = stringAt(data, 'event_type');
-  if (!eventType) return undefined;
-  const occurredAt = dateAt(data, 'occurred_at');
-  return { eventType, payload: objectAt(data, 'payload'), ...(occurredAt ? { occurredAt } : {}) };
-}
-
-function callStatus(
-  callSid: string,
-  status: CallStatus,
-  payload: Json,
-  at: Date | undefined,
-): CallStatusEvent {
-  const event: CallStatusEvent = { kind: 'call_status', callSid, status };
-  const callId = decodeClientState(payload.client_state);
-  if (callId !== undefined) event.callId = callId;
-  if (at) event.at = at;
-  return event;
-}
-
-/**
- * Seconds between the call's start_time and end_time. The carrier's start_time is when the call
- * began, so for an outbound call the figure includes the time it rang.
- */
-function connectedSeconds(payload: Json): number | undefined {
-  const start = dateAt(payload, 'start_time');
-  const end = dateAt(payload, 'end_time');
-  if (!start || !end) return undefined;
-  return Math.max(0, Math.round((end.getTime() - start.getTime()) / 1000));
-}
-
-function describeErrors(errors: unknown): string | undefined {
-  if (!Array.isArray(errors)) return undefined;
-  const parts = errors.map((item) => {
-    const error = asObject(item);
-    const text = stringAt(error, 'detail') ?? stringAt(error, 'title');
-    const code = error.code;
-    const codeText = typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
-    return [codeText, text].filter(isString).join(': ');
-  });
-  const joined = parts.filter((part) => part !== '').join('; ');
-  return joined === '' ? undefined : joined;
-}
-
-function dataOf(body: unknown): Json {
-  return objectAt(asObject(body), 'data');
-}
-
-function firstRecipient(payload: Json): Json {
-  const to = payload.to;
-  return Array.isArray(to) ? asObject(to[0]) : {};
-}
-
-function asObject(value: unknown): Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-}
-
-function objectAt(record: Json, key: string): Json {
-  return asObject(record[key]);
-}
-
-function stringAt(record: Json, key: string): string | undefined {
-  const value = record[key];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function dateAt(record: Json, key: string): Date | undefined {
-  const value = stringAt(record, key);
-  if (!value) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
-function isString(value: unknown): value is string {
-  return typeof value === 'string' && value !== '';
 }

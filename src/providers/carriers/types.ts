@@ -123,6 +123,8 @@ export interface CarrierAdapter {
   hangUp(credentials: CarrierCredentials, callSid: string): Promise<void>;
   /** Moves a live call to another number. */
   transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void>;
+  /** Plays DTMF digits (`0-9`, `*`, `#`, `A-D`) into a live call, where the carrier has a command for it. */
+  sendDtmf?(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void>;
   sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage>;
   /** Asks the carrier whether the credentials work; never throws for a refusal (valid: false). */
   validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck>;
@@ -138,6 +140,15 @@ export interface CarrierAdapter {
    * that stream from the dial request (carrier_b) have none.
    */
   answerMarkup?(stream: MediaStreamTarget): { contentType: string; body: string };
+  /**
+   * For carriers whose inbound calls are answered by a command rather than by markup (carrier_b's
+   * call control): answers the ringing call `callSid` (our call `callId`) and streams its audio to
+   * `stream.url`, carrying `stream.token` the way the carrier allows.
+   */
+  answerCall?(
+    credentials: CarrierCredentials,
+    request: { callSid: string; callId: number; stream: MediaStreamTarget },
+  ): Promise<void>;
   /**
    * True only when a media stream's WebSocket upgrade carries the carrier's valid signature made with
    * these credentials. Carriers that do not sign the upgrade have none (the token alone proves it).
