@@ -32,6 +32,7 @@ import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { IdentityService } from './domains/identity/service.js';
+import { VendorLeases } from './domains/leases/service.js';
 import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
 import { PhoneNumberService } from './domains/phone-numbers/service.js';
@@ -171,6 +172,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     urls: config.providers,
     metrics: voiceMetrics,
     log: logger,
+    leases: new VendorLeases({ db: database.db }),
   });
   const sms = new SmsService({
     db: database.db,

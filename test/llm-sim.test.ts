@@ -91,6 +91,24 @@ describe('the simulator on the wire', () => {
     ]);
   });
 
+  it('hangs mid-answer when told to: some tokens, then an open, silent stream until the client leaves', async () => {
+    sim.setScript('*', [{ text: 'One two three four.', stallAfterTokens: 2 }]);
+    const response = await post({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const reader = response.body!.getReader();
+    let text = '';
+    // The role chunk and two tokens come; then nothing, however long the client waits.
+    while (!text.includes('" two"')) text += new TextDecoder().decode((await reader.read()).value);
+    const more = await Promise.race([
+      reader.read().then(() => 'more'),
+      new Promise((resolve) => setTimeout(() => resolve('silent'), 300)),
+    ]);
+    expect(more).toBe('silent');
+    expect(text).not.toContain('[DONE]');
+    await reader.cancel();
+    await expect.poll(() => sim.requests[0]?.disconnected).toBe(true);
+    expect(sim.requests[0]?.completed).toBe(false);
+  });
+
   it('once a key is added refuses others with 401 invalid_api_key, and refuses malformed bodies with 400', async () => {
     const keyed = new LlmSimulator();
     const keyedUrl = await keyed.start();

@@ -6,16 +6,18 @@
  *   one `text_delta` per token, `content_block_stop`), one `tool_use` block per tool call with its
  *   input in many small `input_json_delta` pieces (the first one empty, as the vendor's are),
  *   `message_delta` (stop reason, output tokens), `message_stop`. Every event has its `event:` line.
- * - A reply that fails after some tokens sends an `error` event (`overloaded_error`) and closes.
+ * - A reply that fails after some tokens sends an `error` event (`overloaded_error`) and closes; one
+ *   that hangs after some tokens stays open and silent until the client leaves.
  * - Errors answered before the stream are `{"type":"error","error":{"type","message"},"request_id"}`
  *   with the vendor's types; an exhausted quota is its monthly spend limit, a 429 whose
  *   `error.details.error_code` is `enforced_spend_limit_reached` and which has no retry-after.
  * - What the real API refuses with 400 is refused here too (invalidMessagesBody): no `max_tokens`,
  *   fields it does not know (penalties), `temperature` with `top_p`, a temperature above 1, a first
- *   message that is not the user's, empty text, a `tool_result` without its `tool_use`.
+ *   message that is not the user's, empty text, a `tool_result` without its `tool_use`, a last
+ *   assistant message (a prefill) that ends in whitespace.
  */
 import type { ServerResponse } from 'node:http';
-import { type LlmReply, pause, replay, type StreamContext, wordTokens } from './llm-replies.js';
+import { type LlmReply, pause, replay, type StreamContext, untilGone, wordTokens } from './llm-replies.js';
 
 type ErrorReply = Extract<LlmReply, { error: unknown }>['error'];
 
@@ -100,10 +102,16 @@ export async function writeMessagesStream(
   let index = 0;
   const text = 'text' in reply && reply.text ? reply.text : '';
   const failAfter = 'failAfterTokens' in reply ? reply.failAfterTokens : undefined;
+  const stallAfter = 'stallAfterTokens' in reply ? reply.stallAfterTokens : undefined;
   if (text !== '') {
     await send({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
     for (const [i, token] of wordTokens(text, pacing.wordsPerToken).entries()) {
       if (failAfter !== undefined && i >= failAfter) break;
+      if (stallAfter !== undefined && i >= stallAfter) {
+        await untilGone(gone);
+        res.end();
+        return;
+      }
       await send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: token } }, true);
     }
     if (failAfter !== undefined) {
@@ -232,6 +240,10 @@ export function invalidMessagesBody(body: Record<string, unknown> | undefined): 
     if (i > 0 && (body.messages as Array<Record<string, unknown>>)[i - 1]?.role === message.role)
       return `messages.${i}: roles must alternate between "user" and "assistant"`;
   }
+  // A last assistant message is a prefill the model continues: it may not end in whitespace.
+  const last = (body.messages as Array<Record<string, unknown>>).at(-1);
+  if (last?.role === 'assistant' && /\s$/.test(contentText(last.content)))
+    return 'final assistant content cannot end with trailing whitespace';
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
     for (const tool of body.tools as Array<Record<string, unknown>>) {

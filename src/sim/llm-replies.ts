@@ -3,14 +3,16 @@
  * does: a first chunk with the role, the text in word tokens, each tool call as a head fragment (index,
  * id, name, empty arguments) followed by its arguments in several pieces, a finishing chunk, the
  * usage chunk with `choices: []` when the request asked for it, then `data: [DONE]`. A reply may
- * instead fail mid-stream (an error event, then the connection closes without `[DONE]`), or be a
+ * instead fail mid-stream (an error event, then the connection closes without `[DONE]`), hang
+ * mid-stream (the connection stays open and silent until the client gives up), or be a
  * recorded transcript written back byte for byte, in small pieces, so that events straddle writes.
  * Every wait ends early when the client has gone.
  */
 import type { ServerResponse } from 'node:http';
 
 export type LlmReply =
-  | { text: string; failAfterTokens?: number }
+  /** `failAfterTokens`: an error event and a cut after that many; `stallAfterTokens`: silence until the client leaves. */
+  | { text: string; failAfterTokens?: number; stallAfterTokens?: number }
   | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown> }>; text?: string }
   | {
       error: { status: number; code?: string; type?: string; message?: string; retryAfterSeconds?: number };
@@ -54,6 +56,13 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/** A stream that hangs: resolves only when the client has gone. */
+export function untilGone(gone: AbortSignal): Promise<void> {
+  return new Promise((resolve) =>
+    gone.aborted ? resolve() : gone.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }
 
 /** Splits text into tokens of `wordsPerToken` words, each keeping the space before it (" there,"). */
@@ -105,8 +114,14 @@ export async function writeStream(
   const text = 'text' in reply && reply.text ? reply.text : '';
   const textTokens = wordTokens(text, pacing.wordsPerToken);
   const failAfter = 'failAfterTokens' in reply ? reply.failAfterTokens : undefined;
+  const stallAfter = 'stallAfterTokens' in reply ? reply.stallAfterTokens : undefined;
   for (const [i, token] of textTokens.entries()) {
     if (failAfter !== undefined && i >= failAfter) break;
+    if (stallAfter !== undefined && i >= stallAfter) {
+      await untilGone(gone);
+      res.end();
+      return tokens;
+    }
     await send({ choices: [choice({ content: token })] });
   }
   if (failAfter !== undefined) {

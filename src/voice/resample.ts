@@ -71,7 +71,7 @@ export class Resampler {
       if (index >= 0 && index < input.length) sum += input[index]! * taps[t]!;
     }
     const value = Math.round(sum);
-    return value > 32767 ? 32767 : value < -32768 ? -32768 : value;
+    return Math.min(32767, Math.max(-32768, value));
   }
 
   #taps(fraction: number): Float32Array {

@@ -1,14 +1,17 @@
 /**
  * The call runtime: turns a proven media stream into a live session. It reads the call and what it
  * uses (`runtime/resolve-config.ts`: the assistant's settings, keys, fallbacks), works out the
- * vendors to try (`vendors.ts`), the turn-taking settings and the prompt, and starts the session. A
- * call that cannot speak at all (no usable voice) is ended with its reason recorded, never left mute.
+ * vendors to try (`vendors.ts`) and the keys it may hold under the organization's concurrency limits
+ * (`call-leases.ts`), the turn-taking settings and the prompt, and starts the session. A call that
+ * cannot speak at all (no usable voice) is ended with its reason recorded, never left mute; one whose
+ * vendor keys are all at their limit hears an apology first (`busy-apology.ts`).
  * Sessions live in this process's memory, one per call, for as long as the stream is open.
  */
 import type { ProviderUrls } from '../config.js';
 import type { Tenant } from '../db/tenant.js';
 import { TTS_A_DEFAULTS } from '../domains/assistants/schemas.js';
 import type { LiveCalls } from '../domains/calls/live.js';
+import type { VendorLeases } from '../domains/leases/service.js';
 import type { ConfigResolver, ResolvedConfig } from '../domains/runtime/resolve-config.js';
 import type { OutboundTargets } from '../lib/outbound-target.js';
 import type { TemplateVariables } from '../lib/templates.js';
@@ -16,6 +19,8 @@ import type { LlmAdapter } from '../providers/llm/types.js';
 import type { SttAdapter } from '../providers/stt/types.js';
 import type { TtsAdapter } from '../providers/tts/types.js';
 import { type AudioFormat, MULAW_8K } from './audio.js';
+import { turnAway } from './busy-apology.js';
+import { CallLeases, LimitReached, leaseVendors } from './call-leases.js';
 import {
   builtInTools,
   type CallContext,
@@ -55,7 +60,12 @@ export interface VoiceRuntimeDeps {
   vad: VoiceActivityFactory;
   metrics?: VoiceMetrics;
   log: { warn(data: object, message: string): void };
+  /** Cluster-wide limits on vendor keys (call-leases.ts); without it no limit is enforced. */
+  leases?: VendorLeases;
 }
+
+/** A prepared call: its session's spec, why it cannot speak, or that a vendor's keys are all taken. */
+type Prepared = Omit<SessionSpec, 'send'> | string | LimitReached;
 
 /** How long a prepared call waits for its stream. */
 const PREPARED_TTL_MS = 60_000;
@@ -85,7 +95,9 @@ export function turnSettings(settings: ResolvedConfig['settings']): TurnSettings
 export class VoiceRuntime implements CallRuntime {
   readonly #sessions = new Map<number, CallSession>();
   /** Calls being prepared or prepared, until their stream comes. */
-  readonly #prepared = new Map<number, Promise<Omit<SessionSpec, 'send'> | string>>();
+  readonly #prepared = new Map<number, Promise<Prepared>>();
+  /** The vendor keys each prepared or live call holds (released when it ends or never comes). */
+  readonly #leases = new Map<number, CallLeases>();
 
   constructor(private readonly deps: VoiceRuntimeDeps) {}
 
@@ -110,7 +122,9 @@ export class VoiceRuntime implements CallRuntime {
       if (this.#prepared.get(callId) !== setup) return;
       this.#prepared.delete(callId);
       void setup.then((prepared) => {
-        if (typeof prepared !== 'string') prepared.earlyGreeting?.abort.abort();
+        if (typeof prepared === 'object' && !(prepared instanceof LimitReached))
+          prepared.earlyGreeting?.abort.abort();
+        void this.#release(callId);
       });
     }, PREPARED_TTL_MS).unref();
   }
@@ -120,15 +134,29 @@ export class VoiceRuntime implements CallRuntime {
     const early = this.#prepared.get(callId);
     this.#prepared.delete(callId);
     let prepared = await (early ?? this.#setup(tenant, callId, connection.start.format));
-    if (typeof prepared !== 'string' && prepared.format.encoding !== connection.start.format.encoding) {
+    if (
+      typeof prepared === 'object' &&
+      !(prepared instanceof LimitReached) &&
+      prepared.format.encoding !== connection.start.format.encoding
+    ) {
       // The carrier streams another format than foreseen: the early greeting's audio is of no use.
       prepared.earlyGreeting?.abort.abort();
+      await this.#release(callId);
       prepared = await this.#setup(tenant, callId, connection.start.format);
+    }
+    if (prepared instanceof LimitReached) {
+      void this.#recorder(tenant, callId)
+        .event('call.voice_unavailable', { reason: prepared.reason })
+        .catch(() => {});
+      return turnAway(connection.send, connection.start.format, prepared.voice, () => {
+        void this.#release(callId);
+      });
     }
     if (typeof prepared === 'string') {
       void this.#recorder(tenant, callId)
         .event('call.voice_unavailable', { reason: prepared })
         .catch(() => {});
+      void this.#release(callId);
       connection.send.close();
       return { media() {}, mark() {}, dtmf() {}, ended() {} };
     }
@@ -139,12 +167,11 @@ export class VoiceRuntime implements CallRuntime {
     return session;
   }
 
-  /** Everything a session needs but the stream; a string says why the call cannot speak. */
-  async #setup(
-    tenant: Tenant,
-    callId: number,
-    format: AudioFormat,
-  ): Promise<Omit<SessionSpec, 'send'> | string> {
+  /**
+   * Everything a session needs but the stream; a string says why the call cannot speak, a
+   * LimitReached that every key of a vendor it needs is taken.
+   */
+  async #setup(tenant: Tenant, callId: number, format: AudioFormat): Promise<Prepared> {
     const origin = performance.now();
     const recorder = this.#recorder(tenant, callId);
     const call = await this.deps.live.call(tenant, callId);
@@ -181,7 +208,7 @@ export class VoiceRuntime implements CallRuntime {
     const stt = settings.stt_settings;
     const tts = settings.tts_settings;
     const language = (tts?.provider_config as Record<string, unknown> | undefined)?.language;
-    const spec: Omit<SessionSpec, 'send'> = {
+    let spec: Omit<SessionSpec, 'send'> = {
       origin,
       format,
       recorder,
@@ -248,13 +275,24 @@ export class VoiceRuntime implements CallRuntime {
       observer: this.#observer(callId),
       log: this.deps.log,
     };
+    // ——— vendor key limits: take a key of each kind, or turn the call away (call-leases.ts) ———
+    if (this.deps.leases) {
+      const holder = new CallLeases(this.deps.leases, tenant, callId, this.deps.log);
+      this.#leases.set(callId, holder);
+      const leased = await leaseVendors(holder, spec);
+      if (leased instanceof LimitReached) return leased;
+      if (leased.skipped.length > 0)
+        void recorder.event('call.vendor_skipped', { reasons: leased.skipped }).catch(() => {});
+      spec = leased.spec;
+    }
+    // ———
     const clock = () => performance.now() - origin;
     const greeting = spec.greeting;
     if (greeting) {
       spec.earlyGreeting = new EarlySpeech(
         {
-          adapter: ttsAdapter,
-          candidates: plan.tts,
+          adapter: spec.tts.adapter,
+          candidates: spec.plan.tts,
           format,
           voice: spec.tts.voice,
           clock,
@@ -280,8 +318,20 @@ export class VoiceRuntime implements CallRuntime {
       vendorFailure: (kind, error) => metrics?.vendorFailure(kind, error),
       ended: () => {
         if (this.#sessions.delete(callId)) metrics?.callEnded();
+        void this.#release(callId);
       },
     };
+  }
+
+  /** Gives back the vendor keys the call holds. */
+  async #release(callId: number): Promise<void> {
+    const holder = this.#leases.get(callId);
+    if (!holder) return;
+    this.#leases.delete(callId);
+    await holder.release().catch((error: unknown) => {
+      // Not given back, the leases still stop counting when they expire.
+      this.deps.log.warn({ err: error, callId }, 'releasing vendor key leases failed');
+    });
   }
 
   #recorder(tenant: Tenant, callId: number): CallRecorder {

@@ -9,7 +9,7 @@
 import type { ProviderError } from '../providers/errors.js';
 import type { ToolCall } from '../providers/llm/types.js';
 import { type AnswerResult, generateAnswer } from './answer.js';
-import { transferTarget } from './conversation.js';
+import { answerActions, toolResult } from './answer-actions.js';
 import type { EarlySpeech } from './early-speech.js';
 import { Hearing } from './hearing.js';
 import { Playout } from './playout.js';
@@ -27,8 +27,6 @@ export type {
   VoiceActivity,
   VoiceActivityFactory,
 } from './session-spec.js';
-
-const APOLOGY = "I'm sorry, I'm having trouble answering right now. Please give me a moment and try again.";
 
 interface Utterance {
   id: number;
@@ -79,7 +77,7 @@ export class CallSession implements MediaHandlers {
           );
         else if (event.type === 'utterance_end') this.#input({ type: 'utterance_end', at });
       },
-      fallback: (from, error, next) => this.#fallback('stt', from, error, next),
+      fallback: (from, error, next, midCall) => this.#fallback('stt', from, error, next, midCall),
       unavailable: () => this.#record(() => this.spec.recorder.event('call.stt_unavailable', {})),
     });
     this.#playout = new Playout(
@@ -268,7 +266,8 @@ export class CallSession implements MediaHandlers {
         signal: abort.signal,
         clock: this.clock,
         onAudio: sink,
-        onFallback: (from, error, next) => this.#fallback('tts', from, error, next),
+        onFallback: (from, error, next, midUtterance) =>
+          this.#fallback('tts', from, error, next, midUtterance),
       });
     const utterance: Utterance = {
       id,
@@ -315,7 +314,7 @@ export class CallSession implements MediaHandlers {
         clock: this.clock,
         marks,
         budgetMs: this.spec.llmBudgetMs ?? 10_000,
-        onFallback: (from, error, next) => this.#fallback('llm', from, error, next),
+        onFallback: (from, error, next, midAnswer) => this.#fallback('llm', from, error, next, midAnswer),
       });
       if (utterance.abort.signal.aborted) return;
       this.#afterAnswer(utterance, result);
@@ -324,37 +323,15 @@ export class CallSession implements MediaHandlers {
   }
 
   #afterAnswer(utterance: Utterance, result: AnswerResult): void {
-    utterance.provider = result.provider;
-    utterance.text = result.text;
+    // The provider that finished the answer, or the last whose words were said.
+    utterance.provider = result.provider ?? result.providers.at(-1) ?? null;
     utterance.toolCalls = result.toolCalls;
-    if (result.provider === null) {
-      // No model answered: say so, rather than leave the caller in silence.
-      utterance.text = APOLOGY;
-      utterance.lane.send(APOLOGY);
-      this.#record(() =>
-        this.spec.recorder.event('call.llm_unavailable', {
-          reason: result.failure?.message ?? 'no language model',
-        }),
-      );
-      return;
-    }
-    for (const call of result.toolCalls) {
-      if (call.name === 'end_call') {
-        utterance.lane.send(this.spec.goodbyeMessage);
-        utterance.text = `${utterance.text} ${this.spec.goodbyeMessage}`.trim();
-        this.#input({ type: 'finish_after_response', at: this.clock() });
-        this.#record(() => this.spec.recorder.event('call.tool', { name: 'end_call' }));
-      } else if (call.name === 'transfer_call') {
-        const to = transferTarget(call, this.spec.tools);
-        if (!to) continue;
-        utterance.lane.send(this.spec.transferMessage);
-        utterance.text = `${utterance.text} ${this.spec.transferMessage}`.trim();
-        // Said first, then moved: the call ends here by the transfer, not by a hang-up.
-        this.#transferTo = to;
-        this.#input({ type: 'finish_after_response', at: this.clock() });
-        this.#record(() => this.spec.recorder.event('call.tool', { name: 'transfer_call', to }));
-      }
-    }
+    const actions = answerActions(result, this.spec);
+    utterance.text = actions.text;
+    for (const said of actions.say) utterance.lane.send(said);
+    if (actions.transferTo) this.#transferTo = actions.transferTo;
+    if (actions.finishAfterResponse) this.#input({ type: 'finish_after_response', at: this.clock() });
+    for (const event of actions.events) this.#record(() => this.spec.recorder.event(event.type, event.data));
   }
 
   async #endLane(utterance: Utterance): Promise<void> {
@@ -392,10 +369,7 @@ export class CallSession implements MediaHandlers {
     const heard = interrupted ? utterance.lane.spoken.heard(heardMs) : utterance.text;
     this.spec.conversation.assistant(heard, interrupted ? [] : utterance.toolCalls);
     for (const call of interrupted ? [] : utterance.toolCalls)
-      this.spec.conversation.toolResult(
-        call.id,
-        call.name === 'end_call' || call.name === 'transfer_call' ? 'done' : 'This tool is not available.',
-      );
+      this.spec.conversation.toolResult(call.id, toolResult(call));
     const now = this.clock();
     if (heard) {
       this.#transcript('assistant', heard, utterance.marks.firstAudioSentAt ?? now, now);
@@ -420,11 +394,12 @@ export class CallSession implements MediaHandlers {
     from: Candidate,
     error: ProviderError,
     next: Candidate | undefined,
+    midStream = false,
   ): void {
     this.spec.observer.vendorFailure?.(kind, error);
-    this.#record(() =>
-      this.spec.recorder.event('call.vendor_fallback', fallbackRecord(kind, from, error, next)),
-    );
+    // mid_stream: the failure came after the vendor's first output (a token, audio, a transcript).
+    const record = { ...fallbackRecord(kind, from, error, next), mid_stream: midStream };
+    this.#record(() => this.spec.recorder.event('call.vendor_fallback', record));
   }
 
   /** A transcript segment; `from` and `to` on the session clock. */

@@ -8,6 +8,7 @@ import type { ProviderUrls } from '../config.js';
 import type { Tenant } from '../db/tenant.js';
 import type { LiveCalls } from '../domains/calls/live.js';
 import type { CallRecords } from '../domains/calls/records.js';
+import type { VendorLeases } from '../domains/leases/service.js';
 import type { ConfigResolver } from '../domains/runtime/resolve-config.js';
 import type { OutboundTargets } from '../lib/outbound-target.js';
 import { llmAdapterFor } from '../providers/llm/index.js';
@@ -31,6 +32,8 @@ export function createVoice(deps: {
   urls: ProviderUrls;
   metrics: VoiceMetrics;
   log: { warn(data: object, message: string): void };
+  /** Cluster-wide vendor key limits; without it no limit is enforced. */
+  leases?: VendorLeases;
 }): VoiceSetup {
   const vad = new VadEngine();
   let vadFailed = false;
@@ -63,6 +66,7 @@ export function createVoice(deps: {
     vad: activity,
     metrics: deps.metrics,
     log: deps.log,
+    leases: deps.leases,
   });
   return { runtime, close: () => vad.close() };
 }

@@ -1,15 +1,17 @@
 /**
  * One utterance's way through the voice: text in (as the model writes it), audio out to the playout.
- * It opens the text-to-speech stream with the first usable key and, when that vendor fails before its
- * first audio byte (a refused handshake, a 429, a break), opens the next key and sends it the text
- * again — the caller hears nothing of the failure. A failure after audio has been heard ends the
- * utterance where it is (resuming mid-sentence with another voice is issue 18's). It also keeps what
- * was spoken when, from the vendor's alignment (or, without one, spread evenly over the audio), so the
- * conversation can keep exactly what the caller heard.
+ * It opens the text-to-speech stream with the first usable key and, when that vendor fails (a refused
+ * handshake, a 429, a break), opens the next key. Before any audio the next one gets all the text
+ * again and the caller hears nothing of the failure. After audio, the audio already received still
+ * plays, and the next voice gets only what that audio had not covered (spoken-text.ts: by the
+ * vendor's alignment, or estimated from the audio's length, from the start of a word cut short); its
+ * audio follows the old voice's in the playout, never over it. It also keeps what was spoken when, so
+ * the conversation can keep exactly what the caller heard.
  */
 import { asProviderError, ProviderError } from '../providers/errors.js';
-import type { TtsAdapter, TtsStream, TtsStreamOptions, TtsVoice } from '../providers/tts/types.js';
+import type { TtsAdapter, TtsStream, TtsVoice } from '../providers/tts/types.js';
 import { type AudioFormat, durationMs } from './audio.js';
+import { SpokenText } from './spoken-text.js';
 import type { Candidate } from './vendors.js';
 
 export interface SpeechLaneOptions {
@@ -21,67 +23,25 @@ export interface SpeechLaneOptions {
   clock: () => number;
   /** Audio for the playout, in order. */
   onAudio(audio: Uint8Array): void;
-  /** A vendor failed and the next one takes over (or none is left). */
-  onFallback(from: Candidate, error: ProviderError, next: Candidate | undefined): void;
-}
-
-/** What was said, character by character, at what audio time (ms from the utterance's start). */
-class SpokenText {
-  #chars: Array<{ char: string; atMs: number }> = [];
-  #audioMs = 0;
-  #pendingText = '';
-
-  /** An audio chunk and, when the vendor gives it, the characters it speaks. */
-  add(chunkMs: number, alignment: { chars: string[]; startMs: number[] } | undefined): void {
-    if (alignment && alignment.chars.length > 0) {
-      alignment.chars.forEach((char, i) => {
-        this.#chars.push({ char, atMs: this.#audioMs + (alignment.startMs[i] ?? 0) });
-      });
-    }
-    this.#audioMs += chunkMs;
-  }
-
-  /** Text sent without alignment coming back: spread over the audio when the utterance ends. */
-  sent(text: string): void {
-    this.#pendingText += text;
-  }
-
-  finishWithoutAlignment(): void {
-    if (this.#chars.length > 0 || !this.#pendingText) return;
-    const text = this.#pendingText;
-    [...text].forEach((char, i) => {
-      this.#chars.push({ char, atMs: (i / text.length) * this.#audioMs });
-    });
-  }
-
-  /** The words spoken before `playedMs` of audio (whole words only). */
-  heard(playedMs: number): string {
-    const said = this.#chars
-      .filter((entry) => entry.atMs < playedMs)
-      .map((entry) => entry.char)
-      .join('');
-    const all = this.#chars.map((entry) => entry.char).join('');
-    if (said.length >= all.length) return all.trim();
-    // Cut back to the last word boundary: a half-heard word was not heard.
-    const boundary = said.search(/\s\S*$/);
-    return (boundary >= 0 ? said.slice(0, boundary) : '').trim();
-  }
-
-  get audioMs(): number {
-    return this.#audioMs;
-  }
+  /**
+   * A vendor failed and the next one takes over (or none is left); `midUtterance`: after some of its
+   * audio had come.
+   */
+  onFallback(from: Candidate, error: ProviderError, next: Candidate | undefined, midUtterance: boolean): void;
 }
 
 export class SpeechLane {
   readonly spoken = new SpokenText();
-  /** Everything sent, so a replacement vendor can be given it again. */
-  readonly #texts: string[] = [];
+  /** Everything sent to the current vendor, so a replacement can be given what it did not speak. */
+  #texts: string[] = [];
   #ended = false;
   /** The start of a word whose end has not been written yet. */
   #partial = '';
   #stream: TtsStream | undefined;
   #candidateIndex = -1;
   #audioSeen = false;
+  /** The current vendor has sent audio. */
+  #vendorAudio = false;
   #requestedAt: number | undefined;
   #firstByteAt: number | undefined;
   readonly #done: Promise<void>;
@@ -122,6 +82,13 @@ export class SpeechLane {
     this.#stream?.flush();
   }
 
+  /** Takes back the start of a word not given to the vendor yet (its model broke off); returns it. */
+  retract(): string {
+    const held = this.#partial;
+    this.#partial = '';
+    return held;
+  }
+
   /** A whole text at once (a greeting, a goodbye). */
   send(text: string): void {
     if (!text) return;
@@ -141,7 +108,7 @@ export class SpeechLane {
     this.#ended = true;
     this.#stream?.end();
     await this.#done;
-    this.spoken.finishWithoutAlignment();
+    this.spoken.finish();
   }
 
   async #run(): Promise<void> {
@@ -160,15 +127,20 @@ export class SpeechLane {
         await this.#speakWith(adapter, candidate);
         return;
       } catch (error) {
+        this.#stream = undefined;
         if (signal.aborted) return;
         const failure = asProviderError(error, candidate.provider);
         this.#error = failure;
-        // Once the caller has heard this voice, another cannot take over mid-sentence.
-        if (this.#audioSeen) {
-          this.options.onFallback(candidate, failure, undefined);
-          return;
+        const next = candidates[this.#candidateIndex + 1];
+        const midUtterance = this.#vendorAudio;
+        this.options.onFallback(candidate, failure, next, midUtterance);
+        if (midUtterance) {
+          // Its audio plays on; the next voice starts where that audio stops.
+          const rest = this.spoken.switchVoice();
+          this.#texts = rest ? [rest] : [];
+          this.#vendorAudio = false;
+          if (!rest && this.#ended) return;
         }
-        this.options.onFallback(candidate, failure, candidates[this.#candidateIndex + 1]);
       }
     }
   }
@@ -193,6 +165,7 @@ export class SpeechLane {
         this.#audioSeen = true;
         this.#firstByteAt = this.options.clock();
       }
+      this.#vendorAudio = true;
       this.spoken.add(durationMs(format, event.audio.length), event.alignment);
       this.options.onAudio(event.audio);
     }

@@ -6,7 +6,7 @@
  * as when it was saved: a name may resolve elsewhere by now).
  */
 import type { ProviderUrls } from '../config.js';
-import type { ResolvedConfig, VendorChoice } from '../domains/runtime/resolve-config.js';
+import type { KeyLimit, ResolvedConfig, VendorChoice } from '../domains/runtime/resolve-config.js';
 import type { OutboundTargets } from '../lib/outbound-target.js';
 import type { ProviderError } from '../providers/errors.js';
 import { isOneOf, LLM_PROVIDERS, TTS_PROVIDERS } from '../providers/ids.js';
@@ -27,6 +27,8 @@ export interface Candidate {
   baseUrl: string;
   /** Where the key came from, for the call's record (never the key itself). */
   label: string;
+  /** The organization's limit on calls holding this key at once (leased: voice/call-leases.ts). */
+  limit?: KeyLimit;
 }
 
 export interface LlmCandidate extends Candidate {
@@ -48,6 +50,7 @@ function keyed(choice: VendorChoice, baseUrl: string): Candidate[] {
     apiKey: key.apiKey,
     baseUrl,
     label: key.source === 'fallback' ? `fallback key ${key.name ?? ''}`.trim() : `${key.source} key`,
+    ...(key.limit ? { limit: key.limit } : {}),
   }));
 }
 

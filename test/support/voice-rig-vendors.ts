@@ -8,6 +8,9 @@ import type { CarrierId, TtsProvider } from '../../src/providers/ids.js';
 import { CarrierASimulator } from '../../src/sim/carrier-a.js';
 import type { PhoneCall, PhoneScript } from '../../src/sim/carrier-a-phone.js';
 import { TtsASimulator } from '../../src/sim/tts-a.js';
+import { TtsBSimulator } from '../../src/sim/tts-b.js';
+import { TtsCSimulator } from '../../src/sim/tts-c.js';
+import { TtsDSimulator } from '../../src/sim/tts-d.js';
 import type { Factories, TestUser } from './factories.js';
 import type { TestPlatform } from './harness.js';
 
@@ -80,15 +83,32 @@ export function carrierA(sim = new CarrierASimulator()): RigCarrier & { sim: Car
   };
 }
 
-export function ttsA(sim = new TtsASimulator()): RigVoice & { sim: TtsASimulator } {
+export const ttsA = (sim = new TtsASimulator()) => keyedVoice('tts_a', sim);
+
+/** A voice whose simulator takes keys with `addKey` and serves from `start()`'s base URL. */
+function keyedVoice<S extends { start(): Promise<string>; stop(): Promise<void>; addKey(key: string): void }>(
+  id: TtsProvider,
+  sim: S,
+  settings: Record<string, unknown> = {},
+): RigVoice & { sim: S } {
   return {
-    id: 'tts_a',
+    id,
     sim,
     async start() {
-      return { TTS_A_BASE_URL: await sim.start() };
+      return { [`${id.toUpperCase()}_BASE_URL`]: await sim.start() };
     },
     stop: () => sim.stop(),
     addKey: (key) => sim.addKey(key),
-    settings: {},
+    settings,
   };
+}
+
+export const ttsB = (sim = new TtsBSimulator()) => keyedVoice('tts_b', sim);
+export const ttsC = (sim = new TtsCSimulator()) => keyedVoice('tts_c', sim);
+
+/** tts_d speaks for a project: the rig's assistants name one the simulator knows. */
+export function ttsD(sim = new TtsDSimulator()) {
+  const project = 'rig-tts-d-project';
+  sim.addProject(project);
+  return keyedVoice('tts_d', sim, { provider_config: { project_uuid: project } });
 }

@@ -67,6 +67,8 @@ export interface CallOptions {
   inbound?: boolean;
   /** Extra fields of POST /calls/initiate (welcome_message, agenda, variables). */
   initiate?: Record<string, unknown>;
+  /** Call from this organization (another call's `org`, for calls at once) instead of a new one. */
+  organization?: RigOrganization;
 }
 
 /** A turn as GET /api/v1/calls/{id}/turns returns it (the typed client's type). */
@@ -124,7 +126,7 @@ export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<Voic
     const voice = voiceById[options.vendors?.tts ?? 'tts_a'];
     if (!carrier || !voice) throw new Error('the rig was not started with that carrier or voice');
     const llmId = options.vendors?.llm ?? 'llm_a';
-    const org = await carrier.organization(f);
+    const org = options.organization ?? (await carrier.organization(f));
     const keys: RigKeys = {
       llm: `llm-key-${serial}`,
       stt: `stt-key-${serial}`,

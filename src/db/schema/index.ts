@@ -7,6 +7,7 @@ export * from './campaigns.js';
 export * from './graph-sessions.js';
 export * from './graphs.js';
 export * from './identity.js';
+export * from './leases.js';
 export * from './limits.js';
 export * from './messaging.js';
 export * from './phone-numbers.js';

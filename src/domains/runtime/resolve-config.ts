@@ -34,6 +34,14 @@ export interface KeyChoice {
   source: KeySource;
   /** The fallback key's name, when the key is one. */
   name?: string;
+  /** How many calls may hold this key at once, cluster-wide (domains/leases); absent: no limit. */
+  limit?: KeyLimit;
+}
+
+/** A limited key of the organization: which one (`organization` or `fallback:<id>`), and its limit. */
+export interface KeyLimit {
+  keyRef: string;
+  max: number;
 }
 
 export interface VendorChoice {
@@ -138,11 +146,29 @@ export async function resolveConfig(
       return { provider: vendor, key: own ? { apiKey: own, source: 'assistant' } : null, backups: [] };
     const backups: KeyChoice[] = fallbackRows
       .filter((row) => row.provider === vendor && row.enabled)
-      .map((row) => ({ apiKey: secrets.open(row.apiKeySealed), source: 'fallback', name: row.name }));
+      .map((row) => ({
+        apiKey: secrets.open(row.apiKeySealed),
+        source: 'fallback',
+        name: row.name,
+        ...(row.concurrentLimit !== null
+          ? { limit: { keyRef: `fallback:${row.id}`, max: row.concurrentLimit } }
+          : {}),
+      }));
     const organizationKey = text(credentials.get(vendor as KeyedVendor)?.api_key);
+    const organizationLimit = concurrencyLimit(organization?.concurrencySettings, vendor);
     const candidates: KeyChoice[] = [
       ...(own ? [{ apiKey: own, source: 'assistant' as const }] : []),
-      ...(organizationKey ? [{ apiKey: organizationKey, source: 'organization' as const }] : []),
+      ...(organizationKey
+        ? [
+            {
+              apiKey: organizationKey,
+              source: 'organization' as const,
+              ...(organizationLimit !== null
+                ? { limit: { keyRef: 'organization', max: organizationLimit } }
+                : {}),
+            },
+          ]
+        : []),
       ...backups,
     ];
     const [key = null, ...rest] = candidates;
@@ -239,6 +265,20 @@ export async function resolveConfig(
     telephony,
     missing,
   };
+}
+
+/**
+ * The organization's `concurrency_settings` limit for its own key of `vendor` (tts or stt); null when
+ * none is set or it is not enabled.
+ */
+function concurrencyLimit(
+  settings: Record<string, Record<string, { enabled: boolean; concurrent_limit: number }>> | undefined,
+  vendor: string,
+): number | null {
+  const setting = settings?.tts?.[vendor] ?? settings?.stt?.[vendor];
+  return setting?.enabled === true && Number.isInteger(setting.concurrent_limit)
+    ? setting.concurrent_limit
+    : null;
 }
 
 function noKey(kind: string, provider: string, assistantField: string, byoBlocked: string | null): string {
