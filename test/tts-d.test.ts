@@ -1,35 +1,37 @@
 /**
- * tts_d (HTTP streaming synthesis, one request per flushed piece) against its simulator over real
- * loopback HTTP: the documented request and WAV answers (golden fixtures), the carrier's format per
- * carrier (μ-law asked for, 16-bit PCM at 16 kHz asked for, A-law encoded here, another rate
- * resampled once), pieces in order while they overlap, the vendor's refusals as the events' typed
- * errors, a slow first byte, a body cut short, the older models' unknown sizes, abort, and the limits.
- *
- * The shared TTS kit (test/support/tts-conformance.ts) expects a streaming-input vendor — refusals at
- * `open`, settings seen with no text, flushes and an end of stream the vendor sees — which a
- * request-per-piece vendor cannot show; the same behaviours are checked here the way tts_d meets them.
+ * tts_d adapter against its simulator over real loopback HTTP: the shared TTS conformance suite as a
+ * request-per-piece vendor (its documented WAV answers — μ-law passed on byte for byte with its
+ * grapheme cues as the alignment, 16 kHz PCM converted once — and a body shorter than its header
+ * says, or no WAV at all, as golden answers), then what is tts_d's own: the documented request body,
+ * the WAV header read however the bytes are split, each piece's alignment from its cues, the carrier
+ * formats it asks for (A-law encoded here), an unknown project, a missing project, the older models'
+ * unknown sizes, a text over the vendor's limit, and an unreachable vendor.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../src/providers/errors.js';
 import { TtsDAdapter, ttsDRequestBody } from '../src/providers/tts/tts-d.js';
 import { WavStreamReader } from '../src/providers/tts/tts-d-wav.js';
-import { ttsDWavFormat } from '../src/providers/tts/tts-d-wire.js';
+import { TTS_D_MAX_CHARACTERS } from '../src/providers/tts/tts-d-wire.js';
 import type { TtsEvent, TtsStream, TtsStreamOptions } from '../src/providers/tts/types.js';
+import { ToneVoice } from '../src/sim/tts-a-voice.js';
 import { TtsDSimulator } from '../src/sim/tts-d.js';
-import { speakWav } from '../src/sim/tts-d-voice.js';
 import {
   ALAW_8K,
   type AudioFormat,
   audioLevel,
   durationMs,
+  encodeAudio,
   LINEAR16_16K,
+  l16ToPcm16,
   MULAW_8K,
 } from '../src/voice/audio.js';
+import { resample } from '../src/voice/resample.js';
+import { type GoldenCase, runTtsConformance } from './support/tts-conformance.js';
+import { httpTtsRig } from './support/tts-http-rig.js';
 
 const KEY = 'tts-d-test-key-0123456789';
 const PROJECT = 'b3e8c5f1';
-const SENTENCE = 'Thanks for calling, how can I help you today?';
 const fixture = (name: string) => new URL(`./fixtures/vendors/tts_d/${name}`, import.meta.url);
 /** An annotated hex fixture as bytes (`#` lines are comments). */
 const hex = (name: string) =>
@@ -43,6 +45,64 @@ const hex = (name: string) =>
       'hex',
     ),
   );
+const toHex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+
+const MULAW_WAV = hex('stream-mulaw-8k.hex');
+const PCM_WAV = hex('stream-pcm16-16k-unknown-size.hex');
+/** The header split mid-chunk, its 8 bytes of audio in one part (so they come as one event). */
+const MULAW_PARTS = [MULAW_WAV.subarray(0, 5), MULAW_WAV.subarray(5, -8), MULAW_WAV.subarray(-8)];
+
+const golden: GoldenCase[] = [
+  {
+    name: 'a μ-law 8 kHz WAV with grapheme cues: its audio byte for byte, the cues as its alignment',
+    frames: MULAW_PARTS.map(toHex),
+    events: [
+      {
+        audio: MULAW_WAV.subarray(-8),
+        alignment: { chars: ['O', 'k', ' '], startMs: [0, 0.5, 1], durationMs: [0.5, 0.5, 0] },
+      },
+    ],
+    final: true,
+  },
+  {
+    name: 'a 16 kHz PCM WAV of unknown sizes for a μ-law 8 kHz carrier: converted once, exactly',
+    frames: [toHex(PCM_WAV)],
+    events: [{ audio: encodeAudio(MULAW_8K, resample(l16ToPcm16(PCM_WAV.subarray(-16)), 16000, 8000)) }],
+    joined: true,
+    final: true,
+  },
+  {
+    name: 'a body that ends before the audio its header declares: retryable',
+    frames: [toHex(MULAW_WAV.subarray(0, -4))],
+    error: { retryable: true, code: 'stream_incomplete' },
+  },
+  {
+    name: 'an answer that is not the documented WAV: permanent',
+    frames: [toHex(new TextEncoder().encode('{"success":true,"audio":"…"}'))],
+    error: { retryable: false, code: 'protocol' },
+  },
+];
+
+const sim = new TtsDSimulator({ ttfbMs: 20, realtimeFactor: 10 });
+sim.addProject(PROJECT);
+
+runTtsConformance(
+  'tts_d',
+  httpTtsRig({
+    adapter: new TtsDAdapter(),
+    sim,
+    key: KEY,
+    golden,
+    parts: (frames) => frames.map((frame) => new Uint8Array(Buffer.from(frame, 'hex'))),
+    formatName: (format) =>
+      format.encoding === 'mulaw' && format.sampleRate === 8000
+        ? 'MULAW/8000'
+        : `PCM_16/${format.sampleRate}`,
+    // The vendor takes no voice settings (tts_a's are not sent); its two switches are provider_config's.
+    voiceSettings: {},
+    providerConfig: { project_uuid: PROJECT },
+  }),
+);
 
 async function collect(stream: TtsStream): Promise<TtsEvent[]> {
   const events: TtsEvent[] = [];
@@ -55,10 +115,8 @@ const spoken = (events: TtsEvent[]) =>
   audioOf(events)
     .map((event) => event.alignment?.chars.join('') ?? '')
     .join('');
-async function failure(stream: TtsStream, seen: TtsEvent[] = []): Promise<ProviderError> {
-  const error = await (async () => {
-    for await (const event of stream.events) seen.push(event);
-  })().then(
+async function failure(stream: TtsStream): Promise<ProviderError> {
+  const error = await collect(stream).then(
     () => undefined,
     (reason: unknown) => reason,
   );
@@ -134,16 +192,16 @@ describe('tts_d wire', () => {
 });
 
 describe('tts_d adapter against its simulator', () => {
-  const sim = new TtsDSimulator({ ttfbMs: 10, realtimeFactor: 20 });
+  const own = new TtsDSimulator({ ttfbMs: 10, realtimeFactor: 20 });
   const adapter = new TtsDAdapter();
   let baseUrl = '';
 
   beforeAll(async () => {
-    sim.addKey(KEY);
-    sim.addProject(PROJECT);
-    baseUrl = await sim.start();
+    own.addKey(KEY);
+    own.addProject(PROJECT);
+    baseUrl = await own.start();
   });
-  afterAll(() => sim.stop());
+  afterAll(() => own.stop());
 
   const options = (overrides: Partial<TtsStreamOptions> = {}): TtsStreamOptions => ({
     apiKey: KEY,
@@ -156,129 +214,53 @@ describe('tts_d adapter against its simulator', () => {
     signal: new AbortController().signal,
     ...overrides,
   });
-  const since = (count: number) => sim.requests.slice(count);
-
-  it('speaks a sentence: audible μ-law of plausible length, aligned, then final', async () => {
-    const before = sim.requests.length;
-    const stream = await adapter.open(options());
-    stream.sendText(SENTENCE);
+  const since = (count: number) => own.requests.slice(count);
+  async function speak(text: string, overrides: Partial<TtsStreamOptions> = {}): Promise<TtsEvent[]> {
+    const stream = await adapter.open(options(overrides));
+    stream.sendText(text);
     stream.end();
-    const events = await collect(stream);
-    expect(events.at(-1)).toEqual({ type: 'final' });
-    const audio = bytesOf(events);
-    expect(durationMs(MULAW_8K, audio.length)).toBeCloseTo(SENTENCE.length * 65, -1);
-    expect(audioLevel(MULAW_8K, audio)).toBeGreaterThan(1000);
-    expect(spoken(events)).toBe(`${SENTENCE} `);
-    const { startedAt, connectedAt, firstByteAt, endedAt } = stream.timing;
-    expect(connectedAt).toBeGreaterThanOrEqual(startedAt);
-    expect(firstByteAt).toBeGreaterThanOrEqual(connectedAt!);
-    expect(endedAt).toBeGreaterThanOrEqual(firstByteAt!);
-    expect(since(before)).toMatchObject([
-      {
-        key: KEY,
-        status: 200,
-        completed: true,
-        body: {
-          voice_uuid: 'voice-d',
-          model: 'model-d',
-          project_uuid: PROJECT,
-          data: SENTENCE,
-          precision: 'MULAW',
-          sample_rate: 8000,
-        },
-      },
-    ]);
-  });
+    return collect(stream);
+  }
 
-  it('makes one request per flushed piece and hands the audio out in order while they overlap', async () => {
-    const before = sim.requests.length;
+  it("gives each piece its cues' alignment, and each piece's whole answer in turn", async () => {
+    const before = own.requests.length;
     const stream = await adapter.open(options());
-    const reader = stream.events[Symbol.asyncIterator]();
     const long = 'A long first sentence that takes a good while to speak out loud.';
     stream.sendText(long);
     stream.flush();
     stream.sendText('Short.');
     stream.flush();
-    // Both requests run at once: the short one is asked for before the long one has finished.
-    await expect.poll(() => since(before).length).toBe(2);
-    expect(since(before)[0]!.completed).toBe(false);
-    const heard: TtsEvent[] = [];
-    while (!spoken(heard).includes('Short.')) heard.push((await reader.next()).value as TtsEvent);
     stream.sendText('Four five');
     stream.end();
-    for (let step = await reader.next(); !step.done; step = await reader.next()) heard.push(step.value);
+    const heard = await collect(stream);
     expect(heard.at(-1)).toEqual({ type: 'final' });
+    // Each piece's alignment ends with a space: the caller heard whole words up to its end.
     expect(spoken(heard)).toBe(`${long} Short. Four five `);
-    // The audio itself is each piece's whole answer, one after the other, never interleaved.
-    const answer = (text: string) =>
-      speakWav(text, ttsDWavFormat('MULAW', 8000), { msPerCharacter: 65, chunkMs: 160 }).chunks.map(
-        (chunk) => chunk.audio,
-      );
+    // The audio is each piece's whole answer, one after the other, never interleaved.
+    const answer = (text: string) => [...new ToneVoice(MULAW_8K, 65, 160).speak(text)].map((c) => c.audio);
     expect(bytesOf(heard)).toEqual(Buffer.concat([long, 'Short.', 'Four five'].flatMap(answer)));
-    expect(since(before).map((request) => request.body.data)).toEqual([long, 'Short.', 'Four five']);
+    expect(since(before).map((request) => request.body)).toEqual(
+      [long, 'Short.', 'Four five'].map((data) => ttsDRequestBody(options(), data)),
+    );
   });
 
   it('asks for 16-bit PCM at 16 kHz for such a carrier, and encodes A-law itself', async () => {
     for (const format of [LINEAR16_16K, ALAW_8K]) {
-      const before = sim.requests.length;
-      const stream = await adapter.open(options({ format }));
-      stream.sendText('Hello there.');
-      stream.end();
-      const audio = bytesOf(await collect(stream));
+      const before = own.requests.length;
+      const audio = bytesOf(await speak('Hello there.', { format }));
       expect(since(before)[0]!.body).toMatchObject({ precision: 'PCM_16', sample_rate: format.sampleRate });
       expect(durationMs(format, audio.length)).toBeCloseTo('Hello there.'.length * 65, -1);
       expect(audioLevel(format, audio)).toBeGreaterThan(1000);
     }
   });
 
-  it('speaks the documented answers: byte for byte when already the carrier format, resampled once when not', async () => {
-    sim.replyNext(
-      [hex('stream-mulaw-8k.hex')].flatMap((b) => [b.subarray(0, 5), b.subarray(5, 77), b.subarray(77)]),
-    );
-    const mulaw = await adapter.open(options());
-    mulaw.sendText('Ok');
-    mulaw.end();
-    const events = await collect(mulaw);
-    expect(audioOf(events)).toEqual([
-      {
-        type: 'audio',
-        audio: new Uint8Array([0xff, 0x9f, 0x8f, 0x9f, 0xff, 0x1f, 0x0f, 0x1f]),
-        alignment: { chars: ['O', 'k', ' '], startMs: [0, 0.5, 1], durationMs: [0.5, 0.5, 0] },
-      },
-    ]);
-    expect(events.at(-1)).toEqual({ type: 'final' });
-
-    // 16 kHz PCM for a μ-law 8 kHz carrier: half the samples, one byte each.
-    sim.replyNext([hex('stream-pcm16-16k-unknown-size.hex')]);
-    const pcm = await adapter.open(options());
-    pcm.sendText('Hi');
-    pcm.end();
-    const converted = await collect(pcm);
-    expect(spoken(converted)).toBe('Hi ');
-    expect(bytesOf(converted).length).toBe(4);
-    expect(converted.at(-1)).toEqual({ type: 'final' });
-  });
-
-  it("fails the events with the vendor's refusals: 401 and 404 permanent, 429 with retry-after and 500 retryable", async () => {
-    const refused = async (overrides: Partial<TtsStreamOptions>) => {
-      const stream = await adapter.open(options(overrides));
-      stream.sendText('Hello.');
-      stream.end();
-      return failure(stream);
-    };
-    const badKey = await refused({ apiKey: 'not-a-key-of-the-vendor' });
-    expect(badKey).toMatchObject({ retryable: false, status: 401 });
-    expect(badKey.message).not.toContain('not-a-key-of-the-vendor');
-    expect(await refused({ providerConfig: { project_uuid: 'unknown-project' } })).toMatchObject({
-      retryable: false,
-      status: 404,
-    });
-    sim.failNext('*', { status: 429, retryAfterSeconds: 3 });
-    const limited = await refused({});
-    expect(limited).toMatchObject({ retryable: true, status: 429 });
-    expect(limited.options.retryAfterSeconds).toBe(3);
-    sim.failNext(KEY, { status: 500 });
-    expect(await refused({})).toMatchObject({ retryable: true, status: 500 });
+  it("fails with the vendor's 404 for a project it does not know: permanent, its message kept", async () => {
+    const stream = await adapter.open(options({ providerConfig: { project_uuid: 'unknown-project' } }));
+    stream.sendText('Hello.');
+    stream.end();
+    const error = await failure(stream);
+    expect(error).toMatchObject({ retryable: false, status: 404 });
+    expect(error.message).toContain('Project not found');
   });
 
   it('refuses at open a stream without provider_config.project_uuid', async () => {
@@ -288,47 +270,19 @@ describe('tts_d adapter against its simulator', () => {
     });
   });
 
-  it('waits out a slow first byte, and its timing shows it', async () => {
-    sim.options.ttfbMs = 300;
-    try {
-      const stream = await adapter.open(options());
-      stream.sendText('Slow.');
-      stream.end();
-      expect((await collect(stream)).at(-1)).toEqual({ type: 'final' });
-      expect(stream.timing.firstByteAt! - stream.timing.connectedAt!).toBeGreaterThanOrEqual(295);
-    } finally {
-      sim.options.ttfbMs = 10;
-    }
-  });
-
-  it('fails retryably when the body is cut short, after the audio that came', async () => {
-    sim.cutAfterAudio(300);
-    const stream = await adapter.open(options());
-    stream.sendText(SENTENCE);
-    stream.end();
-    const seen: TtsEvent[] = [];
-    const error = await failure(stream, seen);
-    expect(error).toMatchObject({ retryable: true });
-    expect(audioOf(seen).length).toBeGreaterThan(0);
-    expect(seen.some((event) => event.type === 'final')).toBe(false);
-  });
-
   it("takes the older models' unknown sizes: audio until the body ends", async () => {
-    sim.options.unknownSizes = true;
+    own.unknownSizes = true;
     try {
-      const stream = await adapter.open(options());
-      stream.sendText('Older model.');
-      stream.end();
-      const events = await collect(stream);
+      const events = await speak('Older model.');
       expect(events.at(-1)).toEqual({ type: 'final' });
       expect(durationMs(MULAW_8K, bytesOf(events).length)).toBeCloseTo('Older model.'.length * 65, -1);
     } finally {
-      sim.options.unknownSizes = false;
+      own.unknownSizes = false;
     }
   });
 
   it('splits a piece longer than the vendor takes at sentence ends', async () => {
-    const before = sim.requests.length;
+    const before = own.requests.length;
     const sentence = 'This sentence is about sixty characters long, give or take. ';
     const stream = await adapter.open(options());
     stream.sendText(sentence.repeat(40));
@@ -338,30 +292,9 @@ describe('tts_d adapter against its simulator', () => {
     expect((await reader.next()).value).toMatchObject({ type: 'audio' });
     await reader.return?.();
     await expect.poll(() => since(before).length).toBe(2);
-    const datas = since(before).map((request) => String(request.body.data));
-    expect(datas.length).toBe(2);
-    expect(datas.every((data) => data.length <= 2000 && data.endsWith('take.'))).toBe(true);
-    expect(datas.join(' ')).toBe(sentence.repeat(40).trim());
-  });
-
-  it('on abort cancels its requests at once and ends quietly, with no more audio', async () => {
-    const before = sim.requests.length;
-    const controller = new AbortController();
-    const stream = await adapter.open(options({ signal: controller.signal }));
-    const reader = stream.events[Symbol.asyncIterator]();
-    stream.sendText(`${SENTENCE} ${SENTENCE}`);
-    stream.flush();
-    stream.sendText(SENTENCE);
-    stream.end();
-    expect((await reader.next()).value).toMatchObject({ type: 'audio' });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    controller.abort();
-    expect(await reader.next()).toEqual({ value: undefined, done: true });
-    await expect.poll(() => since(before).every((request) => request.closed)).toBe(true);
-    expect(since(before).some((request) => request.completed)).toBe(false);
-    stream.sendText('Too late.');
-    stream.flush();
-    expect(since(before)).toHaveLength(2);
+    const texts = since(before).map((request) => request.text);
+    expect(texts.every((text) => text.length <= TTS_D_MAX_CHARACTERS && text.endsWith('take.'))).toBe(true);
+    expect(texts.join(' ')).toBe(sentence.repeat(40).trim());
   });
 
   it('reports a vendor it cannot reach as retryable', async () => {

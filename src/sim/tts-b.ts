@@ -5,7 +5,7 @@
  * instructions for a `tts-1` model, a format it does not offer), and streams the text's audio as raw
  * 24 kHz 16-bit PCM (`response_format: "pcm"`, the only one it offers) in chunks as it is generated. The shared machinery (sim/tts-http.ts) plays the injected failures.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import {
   TTS_B_MAX_INPUT,
   TTS_B_PCM_RATE,
@@ -16,10 +16,9 @@ import {
 } from '../providers/tts/tts-b-wire.js';
 import { pcm16ToL16 } from '../voice/audio.js';
 import {
-  type CutState,
+  type Answer,
   type ParsedSpeechRequest,
   type TtsHttpFailure,
-  type TtsHttpRequestRecord,
   TtsHttpSimulator,
   type VendorError,
 } from './tts-http.js';
@@ -109,29 +108,9 @@ export class TtsBSimulator extends TtsHttpSimulator {
     };
   }
 
-  protected async answer(
-    response: ServerResponse,
-    record: TtsHttpRequestRecord,
-    chunks: AsyncIterable<Uint8Array>,
-    cut: CutState | undefined,
-  ): Promise<void> {
+  protected async answer(answer: Answer): Promise<void> {
     // Chunked, with no length: the body streams as it is synthesized.
-    response.writeHead(200, { 'content-type': 'audio/pcm', 'transfer-encoding': 'chunked' });
-    for await (const audio of chunks) {
-      if (response.destroyed) return;
-      response.write(audio);
-      if (cut) {
-        cut.sentMs += (audio.length / 2 / TTS_B_PCM_RATE) * 1000;
-        if (cut.sentMs >= cut.afterMs) {
-          record.closed = true;
-          record.closedBy = 'server';
-          cut.fired = true;
-          // Abruptly, mid-body: the chunked answer never reaches its last chunk.
-          response.socket?.destroy();
-          return;
-        }
-      }
-    }
-    response.end();
+    answer.response.writeHead(200, { 'content-type': 'audio/pcm', 'transfer-encoding': 'chunked' });
+    await this.streamAudio(answer, (audio) => (audio.length / 2 / TTS_B_PCM_RATE) * 1000);
   }
 }

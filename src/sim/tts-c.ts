@@ -7,7 +7,7 @@
  * the encoding and rate asked (MULAW, ALAW, LINEAR16 at 8 or 16 kHz). The shared machinery
  * (sim/tts-http.ts) plays the injected failures; a cut here breaks an answer mid-body.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import {
   TTS_C_AUDIO_SETTINGS,
   TTS_C_SYNTHESIZE_PATH,
@@ -17,10 +17,9 @@ import {
 } from '../providers/tts/tts-c-wire.js';
 import { type AudioFormat, encodeAudio } from '../voice/audio.js';
 import {
-  type CutState,
+  type Answer,
   type ParsedSpeechRequest,
   type TtsHttpFailure,
-  type TtsHttpRequestRecord,
   TtsHttpSimulator,
   type VendorError,
 } from './tts-http.js';
@@ -126,12 +125,7 @@ export class TtsCSimulator extends TtsHttpSimulator {
     return { status, headers, body: ttsCErrorBody(status, name, 'Simulated failure.') };
   }
 
-  protected async answer(
-    response: ServerResponse,
-    record: TtsHttpRequestRecord,
-    chunks: AsyncIterable<Uint8Array>,
-    cut: CutState | undefined,
-  ): Promise<void> {
+  protected async answer({ response, record, chunks, cut }: Answer): Promise<void> {
     const parts: Uint8Array[] = [];
     // The vendor answers only once the whole input is synthesized.
     for await (const audio of chunks) parts.push(audio);

@@ -1,40 +1,28 @@
 /**
- * What the tts_d simulator answers a request with: the WAV the vendor documents — `fmt ` (plus a
- * `fact` chunk for μ-law, as non-PCM WAVs carry), `cue ` points and a `LIST`/`adtl` of `ltxt`
- * grapheme labels, then `data` — followed by the audio of the text from the tts_a simulator's tone
- * voice (sim/tts-a-voice.ts): audible, its length following the text, never silent. With
+ * The WAV header the tts_d simulator answers a request with, as the vendor documents it — `fmt `
+ * (plus a `fact` chunk for μ-law, as non-PCM WAVs carry), `cue ` points and a `LIST`/`adtl` of `ltxt`
+ * grapheme labels, then `data` — for the audio the shared simulator voice makes of the text
+ * (sim/tts-http.ts, sim/tts-a-voice.ts: `msPerCharacter` of audio per character, which is how the
+ * header knows the data's size and each grapheme's place before any audio is made). With
  * `unknownSizes` the header says 0xFFFFFFFF for the sizes, as the vendor's older models do.
  */
 import { type Grapheme, UNKNOWN_SIZE, WAVE_MULAW, type WavFormat } from '../providers/tts/tts-d-wav.js';
-import type { AudioFormat } from '../voice/audio.js';
-import { ToneVoice } from './tts-a-voice.js';
 
-export interface SpokenWav {
-  header: Uint8Array;
-  /** The audio, in pieces of about the voice's chunk length, with each piece's duration. */
-  chunks: Array<{ audio: Uint8Array; ms: number }>;
-}
-
-/** The text as the vendor's WAV: header with grapheme cues, then the audio in pieces. */
-export function speakWav(
+/** The header of the text's answer: one grapheme a character, each `msPerCharacter` long. */
+export function speechHeader(
   text: string,
   format: WavFormat,
-  voice: { msPerCharacter: number; chunkMs: number; unknownSizes?: boolean },
-): SpokenWav {
-  const audioFormat: AudioFormat = {
-    encoding: format.formatTag === WAVE_MULAW ? 'mulaw' : 'linear16',
-    sampleRate: format.sampleRate as AudioFormat['sampleRate'],
-  };
-  const tone = new ToneVoice(audioFormat, voice.msPerCharacter, voice.chunkMs);
-  const chunks = [...tone.speak(text)].map((chunk) => ({ audio: chunk.audio, ms: chunk.ms }));
+  voice: { msPerCharacter: number; unknownSizes?: boolean },
+): Uint8Array {
+  // As the voice makes them: a whole number of samples a character.
   const perCharacter = Math.round((format.sampleRate * voice.msPerCharacter) / 1000);
   const graphemes = Array.from(text).map((char, i) => ({
     text: char,
     startSample: i * perCharacter,
     lengthSamples: perCharacter,
   }));
-  const dataBytes = chunks.reduce((sum, chunk) => sum + chunk.audio.length, 0);
-  return { header: wavHeader(format, graphemes, voice.unknownSizes ? undefined : dataBytes), chunks };
+  const dataBytes = graphemes.length * perCharacter * (format.bitsPerSample / 8);
+  return wavHeader(format, graphemes, voice.unknownSizes ? undefined : dataBytes);
 }
 
 function chunk(id: string, body: Uint8Array): Uint8Array {

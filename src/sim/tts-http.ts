@@ -1,8 +1,8 @@
 /**
- * What the simulators of the request-per-piece text-to-speech vendors (sim/tts-b.ts, sim/tts-c.ts)
- * share: a real HTTP server on loopback that checks keys, records every request, synthesizes a
- * speech-like tone for the text (sim/tts-a-voice.ts: its length follows the text, its level tells
- * speech from silence), paced by a first-byte delay and a real-time factor, and plays the failures
+ * What the simulators of the request-per-piece text-to-speech vendors (sim/tts-b.ts, sim/tts-c.ts,
+ * sim/tts-d.ts) share: a real HTTP server on loopback that checks keys, records every request,
+ * synthesizes a speech-like tone for the text (sim/tts-a-voice.ts: its length follows the text, its
+ * level tells speech from silence), paced by a first-byte delay and a real-time factor, and plays the failures
  * tests inject — a refused request (429 with retry-after, 5xx), a slow first byte, a connection cut
  * once some audio has been sent, a scripted answer of the vendor's documented bodies. Each vendor
  * fills in its path, how it reads a request, and how its answers and errors look.
@@ -91,6 +91,15 @@ export interface CutState {
   fired?: boolean;
 }
 
+/** What a vendor's answer is made of: the response to write, its record, the audio, the cut. */
+export interface Answer {
+  response: ServerResponse;
+  record: TtsHttpRequestRecord;
+  /** The text's audio in the request's format, as it is generated. */
+  chunks: AsyncIterable<Uint8Array>;
+  cut: CutState | undefined;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export abstract class TtsHttpSimulator {
@@ -121,12 +130,33 @@ export abstract class TtsHttpSimulator {
   /** The vendor's error for an injected failure. */
   protected abstract failure(failure: TtsHttpFailure): VendorError;
   /** Answers with the audio, chunk by chunk as it is generated; the cut, when due, breaks it. */
-  protected abstract answer(
-    response: ServerResponse,
-    record: TtsHttpRequestRecord,
-    chunks: AsyncIterable<Uint8Array>,
-    cut: CutState | undefined,
-  ): Promise<void>;
+  protected abstract answer(answer: Answer): Promise<void>;
+
+  /**
+   * Streams an answer's audio chunks as they come and ends the body, unless the cut is due: then the
+   * socket goes once the chunk that made it due was written, and the body never gets its end (for
+   * answers that stream; `msOf` says how much audio a chunk holds).
+   */
+  protected async streamAudio(
+    { response, record, chunks, cut }: Answer,
+    msOf: (audio: Uint8Array) => number,
+  ): Promise<void> {
+    for await (const audio of chunks) {
+      if (response.destroyed) return;
+      if (cut) {
+        cut.sentMs += msOf(audio);
+        if (cut.sentMs >= cut.afterMs) {
+          record.closed = true;
+          record.closedBy = 'server';
+          cut.fired = true;
+          response.write(audio, () => response.socket?.destroy());
+          return;
+        }
+      }
+      response.write(audio);
+    }
+    response.end();
+  }
 
   addKey(key: string): void {
     this.keys.add(key);
@@ -242,7 +272,7 @@ export abstract class TtsHttpSimulator {
     await sleep(delay);
     if (response.destroyed) return;
     const cut = this.#cut;
-    await this.answer(response, record, this.#speak(parsed, record), cut);
+    await this.answer({ response, record, chunks: this.#speak(parsed, record), cut });
     if (cut?.fired && this.#cut === cut) this.#cut = undefined;
   }
 

@@ -7,10 +7,11 @@
  * abort. A vendor's test file provides a rig (its adapter, simulator and golden cases) and calls
  * `runTtsConformance`.
  *
- * Vendors that take one whole input per request (`requestPerPiece`: tts_b, tts_c) have no handshake
- * and no end-of-stream message: their refusals come out of the stream's events once text is sent,
- * the vendor sees one request per flushed piece, and they run two more cases — requests overlap while
- * their audio stays in order, and a later piece's failure comes after the audio before it.
+ * Vendors that take one whole input per request (`requestPerPiece`: tts_b, tts_c, tts_d) have no
+ * handshake and no end-of-stream message: their refusals come out of the stream's events once text
+ * is sent, the vendor sees one request per flushed piece, and they run two more cases — requests
+ * overlap while their audio stays in order, and a later piece's failure comes after the audio before
+ * it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/providers/errors.js';
@@ -92,6 +93,8 @@ export interface TtsRig {
   unknownKeyStatus?: number;
   /** Voice settings the vendor takes, as `lastStream()` reports them back. */
   voiceSettings?: Record<string, unknown>;
+  /** The provider_config every stream names (what an assistant of this vendor must set). */
+  providerConfig?: Record<string, unknown>;
 }
 
 /** Speech is 50–100 ms per character; the bounds leave room for any vendor's pace. */
@@ -152,6 +155,7 @@ export function runTtsConformance(name: string, rig: TtsRig): void {
       modelId: 'model-conformance',
       format: MULAW_8K,
       voiceSettings: {},
+      ...(rig.providerConfig ? { providerConfig: rig.providerConfig } : {}),
       signal: new AbortController().signal,
       ...overrides,
     });

@@ -1,8 +1,8 @@
 /**
- * The conformance rig of a request-per-piece text-to-speech vendor (tts_b, tts_c) over its simulator
- * (sim/tts-http.ts): what the kit calls a stream is the requests made since the adapter last opened
- * one, so the rig hands the kit the real adapter behind a thin `open` that notes where each stream's
- * requests begin (it delegates; nothing of the adapter is replaced).
+ * The conformance rig of a request-per-piece text-to-speech vendor (tts_b, tts_c, tts_d) over its
+ * simulator (sim/tts-http.ts): what the kit calls a stream is the requests made since the adapter
+ * last opened one, so the rig hands the kit the real adapter behind a thin `open` that notes where
+ * each stream's requests begin (it delegates; nothing of the adapter is replaced).
  */
 import type { TtsAdapter } from '../../src/providers/tts/types.js';
 import type { ScriptedAnswer, TtsHttpSimulator } from '../../src/sim/tts-http.js';
@@ -19,6 +19,7 @@ export interface HttpRigOptions {
   parts?(frames: string[], answer: GoldenAnswer): ScriptedAnswer['parts'];
   unknownKeyStatus?: number;
   voiceSettings?: Record<string, unknown>;
+  providerConfig?: Record<string, unknown>;
 }
 
 export function httpTtsRig(options: HttpRigOptions): TtsRig {
@@ -36,6 +37,7 @@ export function httpTtsRig(options: HttpRigOptions): TtsRig {
     requestPerPiece: true,
     unknownKeyStatus: options.unknownKeyStatus,
     voiceSettings: options.voiceSettings,
+    providerConfig: options.providerConfig,
     async start() {
       sim.addKey(options.key);
       return { baseUrl: await sim.start(), apiKey: options.key };

@@ -1,5 +1,5 @@
 /**
- * A TtsStream for vendors whose API speaks one whole input per request (tts_b, tts_c). The contract
+ * A TtsStream for vendors whose API speaks one whole input per request (tts_b, tts_c, tts_d). The contract
  * takes text as the model writes it; these vendors take a finished piece. So text is buffered until
  * the session flushes (it does so at each sentence, or first clause) or ends, and each flushed piece
  * becomes one request. Requests overlap — the next piece's is sent while the one before is still
@@ -7,13 +7,16 @@
  * until every piece before it has been passed on. Conversion to the carrier's format happens on that
  * in-order output, once, so a stateful converter (a resampler) sees one continuous signal.
  *
+ * A vendor that knows which characters its audio speaks (tts_d's WAV cues) hands an alignment with a
+ * piece's audio; it rides on the next audio passed on, so it is heard with the stretch it describes.
+ *
  * A failed request fails the stream when its turn comes (the audio before it is passed on first);
  * aborting the signal (a barge-in) cancels every request and ends the events at once, dropping what
  * was queued.
  */
 import { Channel } from '../../lib/channel.js';
 import { asProviderError, type RequestTiming } from '../errors.js';
-import type { TtsEvent, TtsStream } from './types.js';
+import type { Alignment, TtsEvent, TtsStream } from './types.js';
 
 /** Vendor audio → the carrier's, in order over the whole stream. */
 export interface AudioConverter {
@@ -24,23 +27,28 @@ export interface AudioConverter {
 
 export const PASS_THROUGH: AudioConverter = { push: (bytes) => bytes, end: () => new Uint8Array(0) };
 
+/** Audio of a piece, or audio with the alignment of what it (and the audio after it) speaks. */
+export type PieceAudio = Uint8Array | { audio: Uint8Array; alignment: Alignment };
+
 export interface PieceVendor {
   readonly provider: string;
   /** The longest input one request may carry (a longer piece is cut at a word boundary). */
   readonly maxChars: number;
+  /** Requests in flight at once (default: the piece being heard and two ahead of it). */
+  readonly maxInFlight?: number;
   /** One piece's request: resolves when the vendor answers, to its audio as it arrives. */
-  synthesize(text: string, signal: AbortSignal): Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>;
+  synthesize(text: string, signal: AbortSignal): Promise<AsyncIterable<PieceAudio> | Iterable<PieceAudio>>;
   readonly converter: AudioConverter;
 }
 
-/** Requests in flight at once: the piece being heard and two ahead of it. */
-const MAX_IN_FLIGHT = 3;
+/** Requests in flight at once unless the vendor says: the piece being heard and two ahead of it. */
+const DEFAULT_MAX_IN_FLIGHT = 3;
 
 interface Piece {
   text: string;
   started: boolean;
   /** The vendor's audio for this piece as it arrives, held until its turn. */
-  audio: Channel<Uint8Array>;
+  audio: Channel<PieceAudio>;
 }
 
 export class PieceStream implements TtsStream {
@@ -55,6 +63,8 @@ export class PieceStream implements TtsStream {
   #ended = false;
   #done = false;
   #wake: (() => void) | undefined;
+  /** An alignment waiting for audio to ride on (a converter may hold back a chunk's first bytes). */
+  #alignment: Alignment | undefined;
 
   constructor(
     private readonly vendor: PieceVendor,
@@ -93,14 +103,15 @@ export class PieceStream implements TtsStream {
   #request(text: string): void {
     const piece = text.trim();
     if (!piece) return;
-    this.#pieces.push({ text: piece, started: false, audio: new Channel<Uint8Array>() });
+    this.#pieces.push({ text: piece, started: false, audio: new Channel<PieceAudio>() });
     this.#startDue();
     this.#changed();
   }
 
   /** Starts the requests of the pieces within reach of the one being heard. */
   #startDue(): void {
-    const last = Math.min(this.#pieces.length, this.#current + MAX_IN_FLIGHT);
+    const reach = Math.max(1, this.vendor.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
+    const last = Math.min(this.#pieces.length, this.#current + reach);
     for (let i = this.#current; i < last; i++) {
       const piece = this.#pieces[i]!;
       if (piece.started) continue;
@@ -127,7 +138,16 @@ export class PieceStream implements TtsStream {
       for (;;) {
         const piece = await this.#nextPiece();
         if (!piece) break;
-        for await (const bytes of piece.audio) this.#emit(converter.push(bytes));
+        for await (const chunk of piece.audio) {
+          if (chunk instanceof Uint8Array) {
+            this.#emit(converter.push(chunk));
+            continue;
+          }
+          this.#alignment = chunk.alignment;
+          this.#emit(converter.push(chunk.audio));
+        }
+        // A piece that gave no audio for its alignment: it must not land on the next piece's.
+        this.#alignment = undefined;
         this.#current += 1;
         this.#startDue();
       }
@@ -163,7 +183,9 @@ export class PieceStream implements TtsStream {
   #emit(audio: Uint8Array): void {
     if (this.#done || audio.length === 0) return;
     this.timing.firstByteAt ??= performance.now();
-    this.#channel.push({ type: 'audio', audio });
+    const alignment = this.#alignment;
+    this.#alignment = undefined;
+    this.#channel.push(alignment ? { type: 'audio', audio, alignment } : { type: 'audio', audio });
   }
 
   #finish(): void {

@@ -8,7 +8,7 @@
  *
  * The carrier's format is asked for where the vendor has it: μ-law 8 kHz as `MULAW`, 16-bit PCM as
  * `PCM_16` at the carrier's rate; A-law, which the vendor lacks, as `PCM_16` at 8 kHz, encoded here.
- * Whatever WAV actually comes back is brought to the carrier's format once (`AudioConverter`):
+ * Whatever WAV actually comes back is brought to the carrier's format once (`WavConverter`):
  * unchanged when it already is, else decoded, resampled if its rate differs, and encoded.
  */
 import { type AudioFormat, alawToPcm16, encodeAudio, l16ToPcm16, ulawToPcm16 } from '../../voice/audio.js';
@@ -93,7 +93,7 @@ function decode(source: WavFormat, bytes: Uint8Array): Int16Array {
 }
 
 /** One request's audio, from the WAV's format to the carrier's, in pieces as they arrive. */
-export class AudioConverter {
+export class WavConverter {
   readonly passthrough: boolean;
   readonly #width: number;
   readonly #resampler: Resampler | undefined;
@@ -149,21 +149,6 @@ export class AudioConverter {
     this.#samplesOut += samples.length;
     return encodeAudio(this.target, samples);
   }
-}
-
-/** Splits text longer than the vendor takes at once, at sentence ends, else at spaces. */
-export function ttsDPieces(text: string, max = TTS_D_MAX_CHARACTERS): string[] {
-  const pieces: string[] = [];
-  let rest = text.trim();
-  while (rest.length > max) {
-    const window = rest.slice(0, max + 1);
-    const sentence = Math.max(...['. ', '! ', '? ', '; '].map((end) => window.lastIndexOf(end)));
-    const cut = sentence > 0 ? sentence + 1 : window.lastIndexOf(' ') > 0 ? window.lastIndexOf(' ') : max;
-    pieces.push(rest.slice(0, cut).trim());
-    rest = rest.slice(cut).trim();
-  }
-  if (rest !== '') pieces.push(rest);
-  return pieces;
 }
 
 /** The vendor's message in a failure body (`{"success":false,"message":"…"}`), if any. */

@@ -1,9 +1,9 @@
 /**
- * The HTTP half of the text-to-speech vendors that take one whole input per request (tts_b, tts_c):
- * one POST with a time-out on the answer's arrival, every way it can fail named as a ProviderError
- * (unreachable and timed out are retryable; a refusal by its status, the vendor deciding the rest),
- * and the answer's body read chunk by chunk, where a connection cut mid-body is a retryable
- * `stream_incomplete`. Aborting the caller's signal ends the request at once.
+ * The HTTP half of the text-to-speech vendors that take one whole input per request (tts_b, tts_c,
+ * tts_d): one POST with a time-out on the answer's arrival, every way it can fail named as a
+ * ProviderError (unreachable and timed out are retryable; a refusal by its status, the vendor
+ * deciding the rest), and the answer's body read chunk by chunk, where a connection cut mid-body is a
+ * retryable `stream_incomplete`. Aborting the caller's signal ends the request at once.
  */
 
 import { ProviderError } from '../errors.js';
@@ -17,6 +17,8 @@ export interface Refusal {
   code?: string;
   retryable: boolean;
   retryAfterSeconds?: number;
+  /** The vendor's own words, for a vendor that gives no code (never anything that may quote the key). */
+  message?: string;
 }
 
 export interface AudioRequest {
@@ -67,18 +69,16 @@ export async function postForAudio(request: AudioRequest): Promise<Response> {
   if (response.ok) return response;
   const body = await readLimited(response);
   const refusal = request.describeRefusal(response.status, body, response.headers);
-  throw new ProviderError(
-    `${provider} refused the request: ${response.status}${refusal.code ? ` (${refusal.code})` : ''}`,
-    {
-      provider,
-      retryable: refusal.retryable,
-      status: response.status,
-      code: refusal.code,
-      retryAfterSeconds: refusal.retryable
-        ? (retryAfterSeconds(response.headers) ?? refusal.retryAfterSeconds)
-        : undefined,
-    },
-  );
+  const named = `${refusal.code ? ` (${refusal.code})` : ''}${refusal.message ? `: ${refusal.message}` : ''}`;
+  throw new ProviderError(`${provider} refused the request: ${response.status}${named}`, {
+    provider,
+    retryable: refusal.retryable,
+    status: response.status,
+    code: refusal.code,
+    retryAfterSeconds: refusal.retryable
+      ? (retryAfterSeconds(response.headers) ?? refusal.retryAfterSeconds)
+      : undefined,
+  });
 }
 
 /** The body's chunks as they arrive; a cut connection is a retryable `stream_incomplete`. */
