@@ -1,14 +1,16 @@
 /**
  * The carriers' media stream wire formats, one per carrier whose streams the platform serves. The
  * media route asks here how a call's carrier speaks; a carrier missing here has no stream to serve
- * yet (carrier_b and carrier_c: issue 18), and a stream for one of its calls is refused.
+ * yet (carrier_b: issue 18), and a stream for one of its calls is refused.
  */
 import type { CarrierId } from '../ids.js';
 import { carrierAMedia } from './carrier-a-media.js';
+import { carrierCMedia } from './carrier-c-media.js';
 import type { CarrierMediaWire } from './media.js';
 
 export type MediaWires = Partial<Record<CarrierId, CarrierMediaWire>>;
 
 export const mediaWires: MediaWires = {
   carrier_a: carrierAMedia,
+  carrier_c: carrierCMedia,
 };

@@ -6,6 +6,7 @@
 
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
+import type { AudioFormat } from '../../voice/audio.js';
 import type { CarrierId } from '../ids.js';
 import type { MediaHandshake, MediaStreamTarget } from './media.js';
 
@@ -123,6 +124,8 @@ export interface CarrierAdapter {
   hangUp(credentials: CarrierCredentials, callSid: string): Promise<void>;
   /** Moves a live call to another number. */
   transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void>;
+  /** Plays DTMF tones into a live call, where the carrier does it by REST (carrier_c). */
+  sendDigits?(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void>;
   sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage>;
   /** Asks the carrier whether the credentials work; never throws for a refusal (valid: false). */
   validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck>;
@@ -135,9 +138,10 @@ export interface CarrierAdapter {
   /**
    * What to answer the carrier's "the call connected, what now?" request with: markup that connects
    * the call's audio to `stream.url`, carrying `stream.token` the way the carrier allows. Carriers
-   * that stream from the dial request (carrier_b) have none.
+   * that stream from the dial request (carrier_b) have none. `format` is the audio the markup asks the
+   * carrier to stream, where it chooses one (carrier_c: 16-bit PCM at 16 kHz); none: μ-law 8 kHz.
    */
-  answerMarkup?(stream: MediaStreamTarget): { contentType: string; body: string };
+  answerMarkup?(stream: MediaStreamTarget): { contentType: string; body: string; format?: AudioFormat };
   /**
    * True only when a media stream's WebSocket upgrade carries the carrier's valid signature made with
    * these credentials. Carriers that do not sign the upgrade have none (the token alone proves it).
