@@ -1,8 +1,10 @@
 /**
- * The live call runtime under load (issue 17). N simulated calls at once, in steps of N: the
- * platform in this process (embedded PGlite, or BENCH_DATABASE_URL), listening on loopback; carrier_a
- * with its simulated phones and the stt_a, language model and tts_a simulators in a child process
- * (bench/fixtures/voice-sims.ts), so what this process spends is the platform's alone. Each call: the
+ * The live call runtime under load (issues 17 and 18). N simulated calls at once, in steps of N, for
+ * each carrier in turn (`--carriers`): the platform in this process (embedded PGlite, or
+ * BENCH_DATABASE_URL), listening on loopback; the carriers with their simulated phones and the stt_a,
+ * language model and tts_a simulators in a child process (bench/fixtures/voice-sims.ts), so what this
+ * process spends is the platform's alone. The 16 kHz carrier (carrier_c) is compared with the 8 kHz
+ * ones per call at each N they share (goal: at most twice their CPU). Each call: the
  * greeting heard to its end, a question, the answer interrupted a second in, the next answer heard.
  *
  * Measured per step:
@@ -24,18 +26,26 @@
  * The steps go up until platform-added p95 breaks the goal (20 ms); the largest N that kept it is the
  * key figure, beside its ratio to the N=1 step of the same run.
  *
- *   npm run bench -- voice [--steps 1,10,50,100,150] [--goal-ms 20] [--ramp-ms 3000] [--all]
+ *   npm run bench -- voice [--carriers carrier_a,carrier_b,carrier_c] [--steps 1,10,50,100,150] [--goal-ms 20] [--ramp-ms 3000] [--all]
  * (`--all`: every step, not stopping where the goal breaks.)
  */
 import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import type { CarrierId } from '../src/providers/ids.js';
 import type { PhoneReport, SimsCpu, SimsReady } from './fixtures/voice-sims.js';
 import { benchUser, percentile, startBenchPlatform, table } from './support.js';
 
 const SIMS = fileURLToPath(new URL('./fixtures/voice-sims.ts', import.meta.url));
-const NUMBER = '+14155550117';
+/** The number each carrier's calls are placed from. */
+const NUMBERS: Record<CarrierId, string> = {
+  carrier_a: '+14155550117',
+  carrier_b: '+14155550127',
+  carrier_c: '+14155550137',
+};
+/** The carriers whose audio is 16 kHz (the others stream 8 kHz). */
+const WIDEBAND: CarrierId[] = ['carrier_c'];
 
 interface TurnRow {
   kind: string;
@@ -119,15 +129,39 @@ const figures = (values: number[]) =>
     : { p50: percentile(values, 50), p95: percentile(values, 95), max: Math.max(...values) };
 const ms = (value: number) => (Number.isFinite(value) ? Number(value.toFixed(1)) : '—');
 
+/** One step as a row of the carrier's table. */
+function row(r: StepResult): Record<string, string | number> {
+  return {
+    N: r.n,
+    'calls (failed)': `${r.calls} (${r.failed})`,
+    'reply turns': r.replyTurns,
+    'platform-added p50 ms': ms(r.platform.p50),
+    'platform-added p95 ms': ms(r.platform.p95),
+    'upper bound (warm-up vendor times) p50/p95': `${ms(r.measured.p50)} / ${ms(r.measured.p95)}`,
+    'model TTFT p95 ms (sim 300)': ms(r.ttft.p95),
+    'end-to-end p50 ms': ms(r.endToEnd.p50),
+    'end-to-end p95 ms': ms(r.endToEnd.p95),
+    'barge-in → paused p95 ms': ms(figures(r.paused).p95),
+    'barge-in → clear p95 ms': ms(figures(r.cleared).p95),
+    'phone: speech → clear p95 ms': ms(figures(r.phoneClear).p95),
+    'CPU % of a core per call': Number(r.cpuPercentPerCall.toFixed(2)),
+    'CPU % total': Number(r.cpuPercentTotal.toFixed(0)),
+    'simulators CPU %': Number(r.simsCpuPercent.toFixed(0)),
+    'loop delay p99 ms': ms(r.loopDelayP99Ms),
+    'load avg 1m': Number(r.load[0]!.toFixed(2)),
+  };
+}
+
 export async function run(args: string[] = []): Promise<void> {
   const steps = (argument(args, '--steps') ?? '1,10,50,100,150').split(',').map(Number);
   const goalMs = Number(argument(args, '--goal-ms') ?? 20);
   const rampMs = Number(argument(args, '--ramp-ms') ?? 3000);
   // Every step, even past the goal: to see how the runtime degrades, not only where.
   const everyStep = args.includes('--all');
+  const carriers = (argument(args, '--carriers') ?? 'carrier_a').split(',') as CarrierId[];
 
   // The simulators' process: every phone report is routed to the call waiting for it.
-  const sims = fork(SIMS, [], {
+  const sims = fork(SIMS, [carriers.join(',')], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -157,12 +191,7 @@ export async function run(args: string[] = []): Promise<void> {
     });
   const vendors = await ready;
 
-  const bench = await startBenchPlatform({
-    CARRIER_A_BASE_URL: vendors.carrierUrl,
-    STT_BASE_URL: vendors.sttUrl,
-    LLM_A_BASE_URL: vendors.llmUrl,
-    TTS_A_BASE_URL: vendors.ttsUrl,
-  });
+  const bench = await startBenchPlatform(vendors.env);
   const { app, voiceMetrics } = bench.platform;
   // The barge-in samples themselves, not only the histogram's buckets: observed, then recorded as before.
   const bargeIn = { paused: [] as number[], cleared: [] as number[] };
@@ -184,7 +213,7 @@ export async function run(args: string[] = []): Promise<void> {
         url: '/api/v1/organization',
         headers,
         payload: {
-          carrier_a: vendors.account,
+          ...vendors.credentials,
           api_keys: Object.fromEntries(Object.entries(vendors.keys).map(([k, v]) => [k, { api_key: v }])),
         },
       }),
@@ -199,19 +228,20 @@ export async function run(args: string[] = []): Promise<void> {
       }),
       'assistant',
     ).json() as { id: number };
-    expectOk(
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/phone-numbers',
-        headers,
-        payload: { phone_number: NUMBER, provider: 'carrier_a', assistant_id: assistant.id },
-      }),
-      'number',
-    );
+    for (const carrier of carriers)
+      expectOk(
+        await app.inject({
+          method: 'POST',
+          url: '/api/v1/phone-numbers',
+          headers,
+          payload: { phone_number: NUMBERS[carrier], provider: carrier, assistant_id: assistant.id },
+        }),
+        `${carrier} number`,
+      );
 
     let serial = 0;
     /** Places one call, waits for the phone's script to end, then for the platform's records. */
-    const oneCall = async (): Promise<{ report: PhoneReport; callId: number }> => {
+    const oneCall = async (from: string): Promise<{ report: PhoneReport; callId: number }> => {
       serial += 1;
       const initiated = expectOk(
         await app.inject({
@@ -219,7 +249,7 @@ export async function run(args: string[] = []): Promise<void> {
           url: '/calls/initiate',
           headers,
           payload: {
-            from_phone_number: NUMBER,
+            from_phone_number: from,
             to_phone_number: `+1415888${String(serial).padStart(4, '0')}`,
           },
         }),
@@ -243,7 +273,7 @@ export async function run(args: string[] = []): Promise<void> {
       return { status, turns: await read<TurnRow[]>(`${callId}/turns`) };
     };
 
-    const runStep = async (n: number, idleVendors?: IdleVendors): Promise<StepResult> => {
+    const runStep = async (n: number, from: string, idleVendors?: IdleVendors): Promise<StepResult> => {
       bargeIn.paused.length = 0;
       bargeIn.cleared.length = 0;
       const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -255,7 +285,7 @@ export async function run(args: string[] = []): Promise<void> {
       const placed = await Promise.all(
         Array.from({ length: n }, async (_, i) => {
           await sleep(n > 1 ? (i * Math.min(rampMs, n * 30)) / n : 0);
-          return oneCall();
+          return oneCall(from);
         }),
       );
       const cpu = process.cpuUsage(cpuBefore);
@@ -308,69 +338,70 @@ export async function run(args: string[] = []): Promise<void> {
       };
     };
 
-    console.log(
-      `warm-up, ${WARM_UP_CALLS} calls… (load average ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}, 2 cores shared)`,
-    );
-    // The warm-up also times the vendors when the machine is quiet for this process: a handful of
-    // calls (their TTFT stays that of one call up to N=10) so the idle figures are medians of ten
-    // turns, not of the two that one call has.
-    const warmUp = await runStep(WARM_UP_CALLS);
-    const idle: IdleVendors = {
-      ttftMs: figures(warmUp.vendorSamples.ttft).p50,
-      ttfbMs: figures(warmUp.vendorSamples.ttfb).p50,
-    };
-    const results: StepResult[] = [];
-    for (const n of steps) {
-      const result = await runStep(n, idle);
-      results.push(result);
+    const perCarrier: Array<{ carrier: CarrierId; results: StepResult[]; idle: IdleVendors }> = [];
+    for (const carrier of carriers) {
       console.log(
-        `N=${n}: platform-added p95 ${ms(result.platform.p95)} ms, ${result.failed} failed, ` +
-          `${result.seconds.toFixed(0)} s, load ${result.load.map((l) => l.toFixed(2)).join(' ')}`,
+        `${carrier}: warm-up, ${WARM_UP_CALLS} calls… (load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}, 2 cores shared)`,
       );
-      if (!everyStep && (!(result.platform.p95 <= goalMs) || result.failed > 0)) break;
+      // The warm-up also times the vendors when the machine is quiet for this process: a handful of
+      // calls (their TTFT stays that of one call up to N=10) so the idle figures are medians of ten
+      // turns, not of the two that one call has.
+      const warmUp = await runStep(WARM_UP_CALLS, NUMBERS[carrier]);
+      const idle: IdleVendors = {
+        ttftMs: figures(warmUp.vendorSamples.ttft).p50,
+        ttfbMs: figures(warmUp.vendorSamples.ttfb).p50,
+      };
+      const results: StepResult[] = [];
+      for (const n of steps) {
+        const result = await runStep(n, NUMBERS[carrier], idle);
+        results.push(result);
+        console.log(
+          `${carrier} N=${n}: platform-added p95 ${ms(result.platform.p95)} ms, ${result.failed} failed, ` +
+            `${result.seconds.toFixed(0)} s, load ${result.load.map((l) => l.toFixed(2)).join(' ')}`,
+        );
+        if (!everyStep && (!(result.platform.p95 <= goalMs) || result.failed > 0)) break;
+      }
+      perCarrier.push({ carrier, results, idle });
     }
 
-    table(
-      results.map((r) => ({
-        N: r.n,
-        'calls (failed)': `${r.calls} (${r.failed})`,
-        'reply turns': r.replyTurns,
-        'platform-added p50 ms': ms(r.platform.p50),
-        'platform-added p95 ms': ms(r.platform.p95),
-        'upper bound (warm-up vendor times) p50/p95': `${ms(r.measured.p50)} / ${ms(r.measured.p95)}`,
-        'model TTFT p95 ms (sim 300)': ms(r.ttft.p95),
-        'end-to-end p50 ms': ms(r.endToEnd.p50),
-        'end-to-end p95 ms': ms(r.endToEnd.p95),
-        'barge-in → paused p95 ms': ms(figures(r.paused).p95),
-        'barge-in → clear p95 ms': ms(figures(r.cleared).p95),
-        'phone: speech → clear p95 ms': ms(figures(r.phoneClear).p95),
-        'CPU % of a core per call': Number(r.cpuPercentPerCall.toFixed(2)),
-        'CPU % total': Number(r.cpuPercentTotal.toFixed(0)),
-        'simulators CPU %': Number(r.simsCpuPercent.toFixed(0)),
-        'loop delay p99 ms': ms(r.loopDelayP99Ms),
-        'load avg 1m': Number(r.load[0]!.toFixed(2)),
-      })),
-    );
-    const base = results[0]!;
-    const brokeAt = results.findIndex((r) => !(r.platform.p95 <= goalMs) || r.failed > 0);
-    const best = (brokeAt < 0 ? results : results.slice(0, brokeAt)).at(-1);
-    const top = best ?? results.at(-1)!;
-    const broke = results.find((r) => !(r.platform.p95 <= goalMs) || r.failed > 0);
+    for (const { carrier, results, idle } of perCarrier) {
+      console.log(`\n${carrier} (${WIDEBAND.includes(carrier) ? '16-bit PCM, 16 kHz' : 'G.711, 8 kHz'}):`);
+      table(results.map(row));
+      const base = results[0]!;
+      const brokeAt = results.findIndex((r) => !(r.platform.p95 <= goalMs) || r.failed > 0);
+      const best = (brokeAt < 0 ? results : results.slice(0, brokeAt)).at(-1);
+      const top = best ?? results.at(-1)!;
+      const broke = results.find((r) => !(r.platform.p95 <= goalMs) || r.failed > 0);
+      console.log(
+        `voice ${carrier}: largest N with platform-added p95 ≤ ${goalMs} ms: ${best ? best.n : 'none'} (goal ≥ 100${broke ? `; broke at N=${broke.n}: ${ms(broke.platform.p95)} ms` : `; not broken up to N=${results.at(-1)!.n}`}); ` +
+          `at N=${top.n} platform-added p95 ${ms(top.platform.p95)} ms = ${(top.platform.p95 / base.platform.p95).toFixed(1)}× N=${base.n} (${ms(base.platform.p95)} ms), ` +
+          `end-to-end p95 ${ms(top.endToEnd.p95)} ms, barge-in paused p95 ${ms(figures(top.paused).p95)} ms / clear ${ms(figures(top.cleared).p95)} ms, ` +
+          `CPU ${top.cpuPercentPerCall.toFixed(2)} % of a core per call; load ${top.load[0]!.toFixed(2)}; ` +
+          `warm-up vendor medians ${ms(idle.ttftMs)} + ${ms(idle.ttfbMs)} ms`,
+      );
+    }
     console.log(
       'platform-added = the stored platform_ms of each reply turn (end-to-end − endpointing wait − model TTFT − voice TTFB, each as the turn measured it); ' +
-        `the upper bound subtracts the vendors' times of the warm-up instead (${WARM_UP_CALLS} calls, medians ${ms(idle.ttftMs)} + ${ms(idle.ttfbMs)} ms; simulators paced at 300 ms and 40 tokens/s + 100 ms), ` +
+        `the upper bound subtracts the vendors' times of the warm-up instead (${WARM_UP_CALLS} calls; simulators paced at 300 ms and 40 tokens/s + 100 ms), ` +
         'so a platform reading a vendor late under load counts there, but so does a vendor slowed by the same load; CPU % are of one core; ' +
         'barge-in figures count from the speech start the VAD places, so they include its detection delay; ' +
         'the ratio compares platform-added p95 at the largest N kept with N=1 in the same run.',
     );
-    console.log(
-      `voice: largest N with platform-added p95 ≤ ${goalMs} ms: ${best ? best.n : 'none'} (goal ≥ 100${broke ? `; broke at N=${broke.n}: ${ms(broke.platform.p95)} ms` : `; not broken up to N=${results.at(-1)!.n}`}); ` +
-        `at N=${top.n} platform-added p95 ${ms(top.platform.p95)} ms = ${(top.platform.p95 / base.platform.p95).toFixed(1)}× N=${base.n} (${ms(base.platform.p95)} ms), ` +
-        `end-to-end p95 ${ms(top.endToEnd.p95)} ms, barge-in paused p95 ${ms(figures(top.paused).p95)} ms / clear ${ms(figures(top.cleared).p95)} ms, ` +
-        `CPU ${top.cpuPercentPerCall.toFixed(2)} % of a core per call; load ${top.load[0]!.toFixed(2)}`,
-    );
+    // The wideband carrier against the 8 kHz ones, per call, at each N every carrier reached.
+    const narrow = perCarrier.filter(({ carrier }) => !WIDEBAND.includes(carrier));
+    for (const wide of perCarrier.filter(({ carrier }) => WIDEBAND.includes(carrier))) {
+      for (const result of wide.results) {
+        const peers = narrow.flatMap(({ results }) => results.filter((r) => r.n === result.n));
+        if (peers.length === 0) continue;
+        const narrowCpu = peers.reduce((sum, r) => sum + r.cpuPercentPerCall, 0) / peers.length;
+        console.log(
+          `voice ${wide.carrier} vs 8 kHz at N=${result.n}: CPU per call ${result.cpuPercentPerCall.toFixed(2)} % vs ${narrowCpu.toFixed(2)} % ` +
+            `= ${(result.cpuPercentPerCall / narrowCpu).toFixed(2)}× (goal ≤ 2×)`,
+        );
+      }
+    }
   } finally {
     await bench.close();
     sims.send({ type: 'stop' });

@@ -138,7 +138,8 @@ function fullBody(name: string, s: Secrets): Json {
     name,
     description: 'Answers every question about orders',
     is_active: false,
-    llm_provider: 'llm_b',
+    // A vendor that takes every sampling parameter below (llm_b, for one, has no penalties).
+    llm_provider: 'llm_d',
     llm_provider_config: {
       api_key: s.llm,
       model: 'model-large',

@@ -336,11 +336,11 @@ describe('the SSE reader', () => {
 });
 
 describe('llmAdapterFor', () => {
-  it('gives the OpenAI-compatible ids the openai-chat adapter, and nothing yet for llm_b', () => {
+  it('gives the OpenAI-compatible ids the openai-chat adapter, llm_b the messages one', () => {
     for (const id of ['llm_a', 'llm_c', 'llm_d', 'llm_e', 'custom']) {
       expect(llmAdapterFor(id)?.dialect).toBe('openai-chat');
     }
-    expect(llmAdapterFor('llm_b')).toBeUndefined();
+    expect(llmAdapterFor('llm_b')?.dialect).toBe('messages');
     expect(llmAdapterFor('nope')).toBeUndefined();
   });
 });

@@ -5,11 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { ProviderError } from '../src/providers/errors.js';
 import { parseSttAMessage, SttAAdapter, sttAListenUrl } from '../src/providers/stt/stt-a.js';
 import type { SttStreamOptions } from '../src/providers/stt/types.js';
 import { SttASimulator } from '../src/sim/stt-a.js';
-import { MULAW_8K, pcm16ToUlaw } from '../src/voice/audio.js';
+import { type AudioFormat, MULAW_8K, pcm16ToUlaw } from '../src/voice/audio.js';
 import {
   describeSttConformance,
   readUntil,
@@ -26,6 +27,35 @@ const CONTROLS: Record<string, SeenStream['controls'][number]> = {
   Finalize: 'finalize',
   CloseStream: 'close',
 };
+
+function keywordsOf(query: URLSearchParams): SeenStream['keywords'] {
+  return query.getAll('keywords').map((k) => {
+    const [keyword, intensifier] = k.split(':');
+    return intensifier === undefined
+      ? { keyword: keyword! }
+      : { keyword: keyword!, intensifier: Number(intensifier) };
+  });
+}
+
+/** The handshake's parameters, read back into the contract's terms. */
+function settingsOf(query: URLSearchParams): SeenStream['settings'] {
+  const endpointing = query.get('endpointing');
+  return {
+    model: query.get('model') ?? '',
+    language: query.get('language') ?? '',
+    format: {
+      encoding: query.get('encoding') as AudioFormat['encoding'],
+      sampleRate: Number(query.get('sample_rate')) as AudioFormat['sampleRate'],
+    },
+    endpointingMs: endpointing === null || endpointing === 'false' ? 0 : Number(endpointing),
+    utteranceEndMs: Number(query.get('utterance_end_ms') ?? 0),
+    interimResults: query.get('interim_results') === 'true',
+    punctuate: query.get('punctuate') === 'true',
+    smartFormat: query.get('smart_format') === 'true',
+    keyterms: query.getAll('keyterm'),
+    keywords: keywordsOf(query),
+  };
+}
 
 const conformanceSim = new SttASimulator();
 describeSttConformance('stt_a', {
@@ -64,13 +94,9 @@ describeSttConformance('stt_a', {
   models: { keyterms: 'nova-3', keywords: 'nova-2' },
   seen: (key) =>
     conformanceSim.connectionsOf(key).map((c) => ({
+      settings: settingsOf(c.query),
       keyterms: c.query.getAll('keyterm'),
-      keywords: c.query.getAll('keywords').map((k) => {
-        const [keyword, intensifier] = k.split(':');
-        return intensifier === undefined
-          ? { keyword: keyword! }
-          : { keyword: keyword!, intensifier: Number(intensifier) };
-      }),
+      keywords: keywordsOf(c.query),
       utteranceEndMs: c.query.has('utterance_end_ms') ? Number(c.query.get('utterance_end_ms')) : undefined,
       controls: c.controls.map((type) => CONTROLS[type] ?? 'other'),
       bytesReceived: c.bytesReceived,
@@ -116,6 +142,12 @@ describe('stt_a handshake URL', () => {
     });
   });
 
+  it('passes interim_results as set, and asks for no utterance end without it', () => {
+    const url = new URL(sttAListenUrl({ ...base, interimResults: false }));
+    expect(url.searchParams.get('interim_results')).toBe('false');
+    expect(url.searchParams.has('utterance_end_ms')).toBe(false);
+  });
+
   it('turns endpointing off with false and sends no vocabulary to a model that takes neither', () => {
     const url = new URL(
       sttAListenUrl({
@@ -151,10 +183,36 @@ describe('stt_a adapter and simulator', () => {
   afterAll(() => sim.stop());
 
   it("carries the vendor's dg-error of a refused handshake in a permanent failure", async () => {
-    const error = await open({ format: { encoding: 'alaw', sampleRate: 8000 } }).catch((e: unknown) => e);
+    sim.failNext(key, { status: 400, message: 'Keyterm prompting is only available for Nova-3.' });
+    const error = await open().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ retryable: false, status: 400 });
-    expect((error as Error).message).toContain('alaw');
+    expect((error as Error).message).toContain('Keyterm prompting is only available for Nova-3.');
+  });
+
+  it('refuses at the handshake what the vendor refuses', async () => {
+    const handshake = async (query: string) => {
+      const socket = new WebSocket(`${sim.baseUrl.replace('http', 'ws')}/v1/listen?${query}`, {
+        headers: { Authorization: `Token ${key}` },
+      });
+      return new Promise<number>((resolve) => {
+        socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+        socket.once('open', () => {
+          socket.terminate();
+          resolve(101);
+        });
+      });
+    };
+    const base = 'encoding=alaw&sample_rate=8000&interim_results=true';
+    expect(await handshake(base)).toBe(101);
+    expect(await handshake(`${base}&model=nova-3&keywords=Acme`)).toBe(400);
+    expect(await handshake(`${base}&model=nova-2&keyterm=Acme`)).toBe(400);
+    expect(
+      await handshake('encoding=alaw&sample_rate=8000&interim_results=false&utterance_end_ms=1000'),
+    ).toBe(400);
+    expect(await handshake(`${base}&punctuate=yes`)).toBe(400);
+    expect(await handshake('encoding=opus&sample_rate=8000')).toBe(400);
+    expect(await handshake('encoding=mulaw')).toBe(400);
   });
 
   it('ends a closed stream with Metadata about the audio it received', async () => {

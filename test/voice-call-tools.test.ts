@@ -104,8 +104,8 @@ describe('a live call that does more', () => {
         rig.stt.addKey(`spare-stt-${org.assistantId}`);
         rig.stt.setScript(`spare-stt-${org.assistantId}`, [BOOK]);
         // The organization's own keys are refused at their next handshake: a 503 and a 401.
-        rig.tts.failNext(keys.tts_a, { status: 503 });
-        rig.stt.failNext(keys.stt_a, { status: 401 });
+        rig.tts.failNext(keys.tts, { status: 503 });
+        rig.stt.failNext(keys.stt, { status: 401 });
       },
       script: askToBook,
     });

@@ -151,7 +151,7 @@ export async function writeStream(
 }
 
 /** Writes the transcript in `replayChunkBytes` pieces, one per turn of the event loop. */
-async function replay(context: StreamContext, raw: string): Promise<void> {
+export async function replay(context: StreamContext, raw: string): Promise<void> {
   const bytes = Buffer.from(raw, 'utf8');
   const size = Math.max(1, context.pacing.replayChunkBytes);
   for (let offset = 0; offset < bytes.length && !context.gone.aborted; offset += size) {

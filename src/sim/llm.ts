@@ -1,33 +1,48 @@
 /**
- * A local language model that speaks the OpenAI chat completions API (`POST /v1/chat/completions`,
- * streamed as server-sent events or answered whole), for the OpenAI-compatible providers llm_a,
- * llm_c, llm_d, llm_e and custom endpoints. Tests and local development decide what it answers and
- * how fast:
+ * A local language model for every language model id, one simulator speaking two dialects: the
+ * OpenAI chat completions API (`POST /v1/chat/completions`, streamed as server-sent events or answered
+ * whole) for llm_a, llm_c, llm_d, llm_e and custom endpoints, and llm_b's messages API
+ * (`POST /v1/messages`, written by llm-messages.ts). Tests and local development decide what it
+ * answers and how fast, once for both dialects:
  * - keys: with none added, any key (or none) is accepted, as a local model without auth would; once
- *   keys are added, any other key, or none, is refused with 401 `invalid_api_key`;
+ *   keys are added, any other key, or none, is refused with 401. The key is the bearer token of a
+ *   chat completion, the `x-api-key` header of a messages request;
  * - replies: scripted per key (`setScript(key | '*', replies)`, consumed in order, the key's own
  *   script before the '*' one), then the `respond` hook, then a short answer derived from the last
  *   user message ("You said: … How else can I help?");
  * - a reply is text, tool calls (with optional text before them), an HTTP error (429 with
  *   retry-after, quota, 5xx…), text that fails after some tokens, or a recorded transcript replayed;
  * - pacing: time to first token, tokens per second, words per token (settable at any time).
- * Every request is recorded (key, body, whether the client hung up), and concurrent streams counted.
+ * Every request is recorded (dialect, key, body, whether the client hung up), and concurrent streams
+ * counted.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenOnLoopback } from '../lib/net.js';
+import {
+  contentText,
+  invalidMessagesBody,
+  messageObject,
+  writeMessagesError,
+  writeMessagesStream,
+} from './llm-messages.js';
 import { completionObject, type LlmReply, type StreamPacing, writeStream } from './llm-replies.js';
 
 export type { LlmReply, StreamPacing } from './llm-replies.js';
 
+/** Which API a request spoke: chat completions, or llm_b's messages API. */
+export type LlmDialect = 'openai-chat' | 'messages';
+
 export interface LlmRecordedRequest {
+  dialect: LlmDialect;
   method: string;
   path: string;
   headers: IncomingMessage['headers'];
-  /** The bearer key, or null when none was sent. */
+  /** The key (bearer token, or `x-api-key` for messages), or null when none was sent. */
   key: string | null;
   /** The JSON body as received (undefined when it was not JSON). */
   body: Record<string, unknown> | undefined;
   model: string | undefined;
+  /** The messages as the dialect wrote them (content strings, or messages API content blocks). */
   messages: Array<Record<string, unknown>>;
   tools: Array<Record<string, unknown>>;
   /** The status the simulator answered. */
@@ -39,7 +54,10 @@ export interface LlmRecordedRequest {
   at: number;
 }
 
-const PATH = '/v1/chat/completions';
+const PATHS: Record<string, LlmDialect> = {
+  '/v1/chat/completions': 'openai-chat',
+  '/v1/messages': 'messages',
+};
 const DEFAULT_PACING: StreamPacing = { ttftMs: 0, tokensPerSecond: 0, wordsPerToken: 1, replayChunkBytes: 7 };
 const DEFAULT_ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
@@ -123,8 +141,14 @@ export class LlmSimulator {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     const path = new URL(req.url ?? '/', 'http://sim').pathname;
-    const authorization = req.headers.authorization ?? '';
-    const key = /^Bearer (.+)$/i.exec(authorization)?.[1]?.trim() ?? null;
+    const dialect = PATHS[path] ?? 'openai-chat';
+    const apiKeyHeader = req.headers['x-api-key'];
+    const key =
+      dialect === 'messages'
+        ? typeof apiKeyHeader === 'string' && apiKeyHeader.trim() !== ''
+          ? apiKeyHeader.trim()
+          : null
+        : (/^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? null);
     let body: Record<string, unknown> | undefined;
     try {
       const parsed = JSON.parse(raw) as unknown;
@@ -135,6 +159,7 @@ export class LlmSimulator {
       body = undefined;
     }
     const record: LlmRecordedRequest = {
+      dialect,
       method: req.method ?? 'GET',
       path,
       headers: req.headers,
@@ -156,20 +181,18 @@ export class LlmSimulator {
       }
     });
 
-    if (req.method !== 'POST' || path !== PATH) {
+    if (req.method !== 'POST' || PATHS[path] === undefined) {
       return this.#error(res, record, { status: 404, message: `Invalid URL (${req.method} ${path})` });
     }
     if (this.#keys.size > 0 && (key === null || !this.#keys.has(key))) {
-      return this.#error(res, record, {
-        status: 401,
-        code: 'invalid_api_key',
-        message:
-          key === null
-            ? "You didn't provide an API key."
-            : `Incorrect API key provided: ${maskKey(key)}. You can find your API key in your account settings.`,
-      });
+      return this.#error(res, record, refusedKey(dialect, key));
     }
-    const problem = invalidBody(body);
+    const problem =
+      dialect === 'messages'
+        ? req.headers['anthropic-version']
+          ? invalidMessagesBody(body)
+          : 'anthropic-version: header is required'
+        : invalidBody(body);
     if (problem) return this.#error(res, record, { status: 400, message: problem });
 
     const reply = this.#replyFor(record);
@@ -178,28 +201,30 @@ export class LlmSimulator {
     const completion = this.#counter;
     let callCounter = 0;
     const context = {
-      completionId: `chatcmpl-sim${String(completion).padStart(6, '0')}`,
+      completionId: `${dialect === 'messages' ? 'msg_sim' : 'chatcmpl-sim'}${String(completion).padStart(6, '0')}`,
       model: record.model ?? '',
       includeUsage: (body?.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
       promptTokens: promptTokens(record.messages),
       nextCallId: () => {
         callCounter += 1;
-        return `call_sim${completion}_${callCounter}`;
+        return `${dialect === 'messages' ? 'toolu_sim' : 'call_sim'}${completion}_${callCounter}`;
       },
     };
     record.status = 200;
     if (body?.stream !== true) {
       const whole = 'replaySse' in reply ? { text: '' } : reply;
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify(completionObject(context, whole)));
+      const answer =
+        dialect === 'messages' ? messageObject(context, whole) : completionObject(context, whole);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       record.completed = true;
       return;
     }
     this.#active += 1;
     this.#peak = Math.max(this.#peak, this.#active);
     try {
-      await writeStream({ ...context, res, gone: gone.signal, pacing: { ...this.pacing } }, reply);
+      const stream = { ...context, res, gone: gone.signal, pacing: { ...this.pacing } };
+      if (dialect === 'messages') await writeMessagesStream(stream, reply);
+      else await writeStream(stream, reply);
       record.completed = !gone.signal.aborted;
     } finally {
       this.#active -= 1;
@@ -219,6 +244,12 @@ export class LlmSimulator {
     record: LlmRecordedRequest,
     error: { status: number; code?: string; type?: string; message?: string; retryAfterSeconds?: number },
   ): void {
+    record.status = error.status;
+    record.completed = true;
+    if (record.dialect === 'messages') {
+      writeMessagesError(res, error, `req_sim${String(this.requests.length).padStart(6, '0')}`);
+      return;
+    }
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (error.retryAfterSeconds !== undefined) {
       headers['retry-after'] = String(Math.ceil(error.retryAfterSeconds));
@@ -234,18 +265,18 @@ export class LlmSimulator {
       (error.status >= 500
         ? 'The server had an error while processing your request.'
         : `Error ${error.status}`);
-    record.status = error.status;
     res
       .writeHead(error.status, headers)
       .end(JSON.stringify({ error: { message, type, param: null, code: error.code ?? null } }));
-    record.completed = true;
   }
 }
 
 /** "You said: <the last user message>. How else can I help?" */
 export function defaultReply(messages: Array<Record<string, unknown>>): LlmReply {
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-  const said = typeof lastUser?.content === 'string' ? lastUser.content.trim().replace(/[.!?]+$/, '') : '';
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user' && contentText(m.content) !== '');
+  const said = contentText(lastUser?.content)
+    .trim()
+    .replace(/[.!?]+$/, '');
   return { text: said ? `You said: ${said}. How else can I help?` : 'Hello! How can I help?' };
 }
 
@@ -276,10 +307,22 @@ function invalidBody(body: Record<string, unknown> | undefined): string | undefi
 
 /** A rough prompt size in tokens (words), for the usage the simulator reports. */
 function promptTokens(messages: Array<Record<string, unknown>>): number {
-  return messages.reduce(
-    (sum, m) => sum + (typeof m.content === 'string' ? m.content.split(/\s+/).filter(Boolean).length : 0),
-    0,
-  );
+  return messages.reduce((sum, m) => sum + contentText(m.content).split(/\s+/).filter(Boolean).length, 0);
+}
+
+/** The 401 each dialect answers for a missing or wrong key. */
+function refusedKey(dialect: LlmDialect, key: string | null) {
+  if (dialect === 'messages') {
+    return { status: 401, message: key === null ? 'x-api-key header is required' : 'invalid x-api-key' };
+  }
+  return {
+    status: 401,
+    code: 'invalid_api_key',
+    message:
+      key === null
+        ? "You didn't provide an API key."
+        : `Incorrect API key provided: ${maskKey(key)}. You can find your API key in your account settings.`,
+  };
 }
 
 /** As the real API quotes a refused key: its start and its last four characters. */

@@ -1,9 +1,9 @@
 /**
  * Runs the simulators for local development (`npm run sim`): the three carriers, the cloud function
- * API, and the voice vendors (speech-to-text stt_a, the OpenAI-compatible language model, text-to-speech
- * tts_a), each with one demo account, and prints what to configure: the base URLs for the platform's
- * environment, the credentials and keys to store in your organization, and the cloud credentials to
- * list functions with. A call placed through carrier A is answered by a simulated phone that holds
+ * API, and the voice vendors (speech-to-text stt_a, the OpenAI-compatible language model,
+ * text-to-speech tts_a, tts_b, tts_c and tts_d), each with one demo account, and prints what to configure:
+ * the base URLs for the platform's environment, the credentials and keys to store in your
+ * organization, and the cloud credentials to list functions with. A call placed through carrier A is answered by a simulated phone that holds
  * the demo conversation (sim/demo-caller.ts) with the assistant over the media stream; calls through
  * the other carriers complete after 30 s of (simulated) talk. Messages are delivered. Signed webhooks
  * and the media stream go to the URLs the platform gives, so start the platform with PUBLIC_URL
@@ -20,12 +20,15 @@ import { LambdaSimulator } from './lambda.js';
 import { LlmSimulator } from './llm.js';
 import { SttASimulator } from './stt-a.js';
 import { TtsASimulator } from './tts-a.js';
+import { TtsBSimulator } from './tts-b.js';
+import { TtsCSimulator } from './tts-c.js';
+import { TtsDSimulator } from './tts-d.js';
 
 const USAGE = `Usage: npm run sim [-- FIRST_PORT]
 
 Starts the simulators of carrier A, carrier B, carrier C, the cloud function API, speech-to-text,
-the language model and text-to-speech on 127.0.0.1, on seven consecutive ports from FIRST_PORT
-(default 4010: ports 4010-4016), and prints how to point the platform at them.
+the language model and text-to-speech (tts_a…tts_d) on 127.0.0.1, on ten consecutive ports
+from FIRST_PORT (default 4010: ports 4010-4019), and prints how to point the platform at them.
 `;
 
 const SIMULATORS = [
@@ -36,6 +39,9 @@ const SIMULATORS = [
   'speech-to-text',
   'language model',
   'text-to-speech',
+  'text-to-speech tts_b',
+  'text-to-speech tts_c',
+  'text-to-speech tts_d',
 ] as const;
 
 const args = process.argv.slice(2);
@@ -45,7 +51,12 @@ if (args.includes('--help') || args.includes('-h')) {
 }
 // `npm run sim -- 5010` starts them on 5010, 5011, 5012 and 5013 instead.
 const firstPort = Number(args[0] ?? 4010);
-if (args.length > 1 || !Number.isInteger(firstPort) || firstPort < 1 || firstPort > 65529) {
+if (
+  args.length > 1 ||
+  !Number.isInteger(firstPort) ||
+  firstPort < 1 ||
+  firstPort > 65535 - SIMULATORS.length + 1
+) {
   process.stderr.write(`${args.length > 1 ? 'One argument at most' : `Not a port: ${args[0]}`}\n\n${USAGE}`);
   process.exit(2);
 }
@@ -78,10 +89,11 @@ if (problems.length > 0) {
         : `Port ${port} (the ${name} simulator) cannot be opened on 127.0.0.1: ${code}\n`,
     );
   }
-  const other = firstPort + 1000 <= 65529 ? firstPort + 1000 : 5010;
+  const last = SIMULATORS.length - 1;
+  const other = firstPort + 1000 + last <= 65535 ? firstPort + 1000 : 5010;
   process.stderr.write(
-    `Choose other ports with: npm run sim -- FIRST_PORT   (seven from FIRST_PORT, e.g. npm run sim -- ${other}` +
-      ` for ${other}-${other + 6})\n`,
+    `Choose other ports with: npm run sim -- FIRST_PORT   (${SIMULATORS.length} from FIRST_PORT, e.g. npm run sim -- ${other}` +
+      ` for ${other}-${other + last})\n`,
   );
   process.exit(1);
 }
@@ -124,20 +136,39 @@ lambda.addGeneratedFunctions(cloudAccount.accessKeyId, 'eu-west-1', 120, 'eu-fn'
 
 // The voice vendors, with one demo key each. The language model answers at a human pace (a third of
 // a second to think, 30 tokens a second); speech-to-text hears the demo caller's words.
-const voiceKeys = { stt_a: 'local-stt-key', llm_a: 'local-llm-key', tts_a: 'local-tts-key' };
+const voiceKeys = {
+  stt_a: 'local-stt-key',
+  llm_a: 'local-llm-key',
+  llm_b: 'local-llm-b-key',
+  tts_a: 'local-tts-key',
+  tts_b: 'local-tts-b-key',
+  tts_c: 'local-tts-c-key',
+  tts_d: 'local-tts-d-key',
+};
 const stt = new SttASimulator();
 stt.addKey(voiceKeys.stt_a);
 stt.setScript('*', demoTranscript());
 const llm = new LlmSimulator();
 llm.addKey(voiceKeys.llm_a);
+llm.addKey(voiceKeys.llm_b);
 llm.pacing.ttftMs = 300;
 llm.pacing.tokensPerSecond = 30;
 const tts = new TtsASimulator();
 tts.addKey(voiceKeys.tts_a);
+const ttsB = new TtsBSimulator();
+ttsB.addKey(voiceKeys.tts_b);
+const ttsC = new TtsCSimulator();
+ttsC.addKey(voiceKeys.tts_c);
+
+// tts_d: an assistant using it names this project (`tts_settings.provider_config.project_uuid`).
+const ttsDProject = 'local-tts-d-project';
+const ttsD = new TtsDSimulator();
+ttsD.addKey(voiceKeys.tts_d);
+ttsD.addProject(ttsDProject);
 // Every call placed through carrier A is answered by the demo caller.
 carrierA.setPhone('*', demoCaller);
 
-const [a, b, c, l, s, m, t] = await Promise.all([
+const [a, b, c, l, s, m, t, tb, tc, d] = await Promise.all([
   carrierA.start(firstPort),
   carrierB.start(firstPort + 1),
   carrierC.start(firstPort + 2),
@@ -145,6 +176,9 @@ const [a, b, c, l, s, m, t] = await Promise.all([
   stt.start(firstPort + 4),
   llm.start(firstPort + 5),
   tts.start(firstPort + 6),
+  ttsB.start(firstPort + 7),
+  ttsC.start(firstPort + 8),
+  ttsD.start(firstPort + 9),
 ]);
 
 // One simulator per carrier of `providers/ids.ts`: the type asks for every one of them.
@@ -157,14 +191,19 @@ const organization = {
   ...carriers,
   api_keys: {
     llm_a: { api_key: voiceKeys.llm_a },
+    llm_b: { api_key: voiceKeys.llm_b },
     stt_a: { api_key: voiceKeys.stt_a },
     tts_a: { api_key: voiceKeys.tts_a },
+    tts_b: { api_key: voiceKeys.tts_b },
+    tts_c: { api_key: voiceKeys.tts_c },
+    tts_d: { api_key: voiceKeys.tts_d },
   },
 };
 console.log(`Simulators (carriers and cloud functions) are running. Start the platform with:
 
   CARRIER_A_BASE_URL=${a} CARRIER_B_BASE_URL=${b} CARRIER_C_BASE_URL=${c} \\
-    LAMBDA_ENDPOINT_URL=${l} STT_BASE_URL=${s} LLM_A_BASE_URL=${m} TTS_A_BASE_URL=${t} npm start
+    LAMBDA_ENDPOINT_URL=${l} STT_BASE_URL=${s} LLM_A_BASE_URL=${m} LLM_B_BASE_URL=${m} \\
+    TTS_A_BASE_URL=${t} TTS_B_BASE_URL=${tb} TTS_C_BASE_URL=${tc} TTS_D_BASE_URL=${d} npm start
 
 then store these credentials in your organization (admin):
 
@@ -172,6 +211,7 @@ then store these credentials in your organization (admin):
     -H 'content-type: application/json' -d '${JSON.stringify(organization).replace(/'/g, "'\\''")}'
 
 The private key changes at every start of the simulators: store the credentials again after one.
+An assistant speaking with tts_d names the project: "tts_settings":{"provider":"tts_d","provider_config":{"project_uuid":"${ttsDProject}"}}.
 A call placed through carrier A is answered by a simulated caller who says, in turn: ${DEMO_UTTERANCES.join(', ')}.
 
 List the demo cloud account's functions (3 in us-east-1, 120 in eu-west-1):
@@ -192,6 +232,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       stt.stop(),
       llm.stop(),
       tts.stop(),
+      ttsB.stop(),
+      ttsC.stop(),
+      ttsD.stop(),
     ]).then(() => process.exit(0));
   });
 }

@@ -9,7 +9,7 @@
  * time and get the same messages.
  */
 
-import { type AudioFormat, bytesFor, FRAME_MS, ulawLevel } from '../voice/audio.js';
+import { type AudioFormat, audioLevel, bytesFor, FRAME_MS } from '../voice/audio.js';
 
 type Json = Record<string, unknown>;
 
@@ -115,11 +115,7 @@ export class ScriptedRecognizer {
   }
 
   #level(frame: Uint8Array): number {
-    if (this.settings.format.encoding !== 'linear16') return ulawLevel(frame);
-    const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
-    let sum = 0;
-    for (let i = 0; i + 1 < frame.length; i += 2) sum += view.getInt16(i, true) ** 2;
-    return Math.sqrt(sum / Math.max(1, frame.length / 2));
+    return audioLevel(this.settings.format, frame);
   }
 
   #speechStarts(at: number, voiceEnd: number): void {

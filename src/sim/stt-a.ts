@@ -1,7 +1,9 @@
 /**
  * A simulator of stt_a's live streaming transcription: a real WebSocket server on loopback at
  * `/v1/listen` that speaks the vendor's protocol — the handshake's query parameters and
- * `Authorization: Token …` (refusals as HTTP answers with `dg-error`), binary audio in, `KeepAlive`,
+ * `Authorization: Token …` (refusals as HTTP answers with `dg-error`, for the parameters the vendor
+ * refuses too: an encoding or rate it cannot decode, keyterms for an older model or keywords for
+ * nova-3, `utterance_end_ms` without interim results, a boolean that is not one), binary audio in, `KeepAlive`,
  * `Finalize` and `CloseStream` in, `Results`, `SpeechStarted`, `UtteranceEnd` and `Metadata` out, and
  * the vendor's close 1011 `NET-0001` when no audio or KeepAlive came for `idleTimeoutMs`.
  * Recognition is scripted (stt-a-recognizer.ts): the words come from `setScript`, the timing from the
@@ -44,7 +46,10 @@ export interface SttAFailure {
 }
 
 export const DEFAULT_UTTERANCE = 'unscripted speech';
-const ENCODINGS = new Set(['mulaw', 'linear16']);
+/** The raw encodings the simulator decodes: the carriers' (μ-law, A-law, 16-bit PCM), all of which the vendor takes. */
+const ENCODINGS = new Set(['mulaw', 'alaw', 'linear16']);
+/** Parameters the vendor takes as `true` or `false` only. */
+const BOOLEANS = ['interim_results', 'punctuate', 'smart_format', 'vad_events'];
 
 export class SttASimulator {
   readonly connections: SttAConnection[] = [];
@@ -301,7 +306,12 @@ class Outbox {
 /** Why the vendor would refuse these parameters, or undefined. */
 function invalidQuery(query: URLSearchParams): string | undefined {
   const encoding = query.get('encoding') ?? '';
-  if (!ENCODINGS.has(encoding)) return `The simulator decodes mulaw and linear16, not '${encoding}'.`;
+  if (!ENCODINGS.has(encoding)) return `The simulator decodes mulaw, alaw and linear16, not '${encoding}'.`;
+  for (const name of BOOLEANS) {
+    const value = query.get(name);
+    if (value !== null && value !== 'true' && value !== 'false') return `${name} must be true or false.`;
+  }
+  if (query.has('model') && query.get('model') === '') return 'model must name a model.';
   const rate = Number(query.get('sample_rate'));
   if (rate !== 8000 && rate !== 16000) return 'sample_rate must be given for raw audio (8000 or 16000).';
   if ((query.get('channels') ?? '1') !== '1') return 'The simulator transcribes one channel.';

@@ -218,6 +218,7 @@ export class VoiceRuntime implements CallRuntime {
           language: stt?.language ?? 'en-US',
           endpointingMs: stt?.endpointing?.silence_threshold ?? 500,
           utteranceEndMs: stt?.utterance_end_ms ?? 1000,
+          interimResults: stt?.interim_results ?? true,
           punctuate: stt?.punctuate ?? true,
           smartFormat: stt?.smart_format ?? true,
           keywords: stt?.keywords ?? [],

@@ -7,7 +7,7 @@
 import type { ProviderError } from '../providers/errors.js';
 import type { LlmAdapter, LlmParameters, ToolDefinition } from '../providers/llm/types.js';
 import type { SttAdapter, SttStreamOptions } from '../providers/stt/types.js';
-import type { TtsAdapter, TtsStreamOptions } from '../providers/tts/types.js';
+import type { TtsAdapter, TtsVoice } from '../providers/tts/types.js';
 
 import type { AudioFormat } from './audio.js';
 import type { Conversation } from './conversation.js';
@@ -56,12 +56,6 @@ export interface SessionObserver {
   vendorFailure?(kind: 'llm' | 'stt' | 'tts', error: ProviderError): void;
   ended?(): void;
 }
-
-/** What the assistant's tts_settings ask of every stream of the call. */
-export type TtsVoice = Pick<
-  TtsStreamOptions,
-  'voiceId' | 'modelId' | 'language' | 'voiceSettings' | 'providerConfig'
->;
 
 export interface SessionSpec {
   format: AudioFormat;

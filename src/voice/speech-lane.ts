@@ -8,9 +8,8 @@
  * conversation can keep exactly what the caller heard.
  */
 import { asProviderError, ProviderError } from '../providers/errors.js';
-import type { TtsAdapter, TtsStream, TtsStreamOptions } from '../providers/tts/types.js';
+import type { TtsAdapter, TtsStream, TtsStreamOptions, TtsVoice } from '../providers/tts/types.js';
 import { type AudioFormat, durationMs } from './audio.js';
-import type { TtsVoice } from './session-spec.js';
 import type { Candidate } from './vendors.js';
 
 export interface SpeechLaneOptions {

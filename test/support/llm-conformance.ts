@@ -5,7 +5,8 @@
  * assembled from fragments, the request as the simulator received it, typed failures (429 with
  * retry-after retryable, exhausted quota and a wrong key permanent, 5xx and network retryable), a slow
  * first token, a stream that breaks, and abort. The dialect-specific parts — the goldens with what
- * they must give, and reading a recorded request back into the contract's terms — come from the caller.
+ * they must give, reading a recorded request back into the contract's terms, which parameters the
+ * vendor takes, its error codes and how precisely it says retry-after — come from the caller.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -23,7 +24,7 @@ import type {
 } from '../../src/providers/llm/types.js';
 import type { LlmReply, StreamPacing } from '../../src/sim/llm.js';
 
-/** What the suite needs of a simulator (the OpenAI-compatible one, and later each dialect's). */
+/** What the suite needs of a simulator (the one language model simulator, in the target's dialect). */
 export interface ConformanceSimulator {
   start(port?: number): Promise<string>;
   stop(): Promise<void>;
@@ -64,6 +65,15 @@ export interface LlmConformanceTarget {
   goldens: Array<{ file: string; expect: GoldenExpectation }>;
   /** The n-th request the simulator recorded, in the contract's terms. */
   received(index: number): ReceivedRequest;
+  /**
+   * The parameters a request carries to the vendor, given every one of them (default: all of them,
+   * as they are). A vendor that does not take some leaves them out.
+   */
+  carriedParams?(params: Required<ReceivedRequest['params']>): ReceivedRequest['params'];
+  /** The codes the adapter reports for a rate limit and an exhausted quota (default: the OpenAI ones). */
+  errorCodes?: { rateLimited: string; quotaExhausted: string };
+  /** What the adapter reports when asked to wait 1.5 s (default 1.5; a vendor sending whole seconds: 2). */
+  retryAfterSeconds?: number;
 }
 
 /** Everything one streamed request gave: its events, and the error it ended with, if any. */
@@ -278,7 +288,7 @@ export function runLlmConformance(target: LlmConformanceTarget): void {
             },
           },
         ];
-        const params = {
+        const params: Required<ReceivedRequest['params']> = {
           temperature: 0.3,
           maxTokens: 150,
           topP: 0.9,
@@ -288,7 +298,13 @@ export function runLlmConformance(target: LlmConformanceTarget): void {
         };
         const outcome = await collect(adapter.stream(request({ messages, tools, ...params })));
         expect(outcome.error).toBeUndefined();
-        expect(target.received(0)).toEqual({ key: KEY, model: target.model, messages, tools, params });
+        expect(target.received(0)).toEqual({
+          key: KEY,
+          model: target.model,
+          messages,
+          tools,
+          params: target.carriedParams ? target.carriedParams(params) : params,
+        });
       });
 
       it('sends no key when there is none (a custom model at its own address)', async () => {
@@ -315,8 +331,8 @@ export function runLlmConformance(target: LlmConformanceTarget): void {
         expect(outcome.events).toEqual([]);
         expect(error.retryable).toBe(true);
         expect(error.status).toBe(429);
-        expect(error.code).toBe('rate_limit_exceeded');
-        expect(error.options.retryAfterSeconds).toBe(1.5);
+        expect(error.code).toBe(target.errorCodes?.rateLimited ?? 'rate_limit_exceeded');
+        expect(error.options.retryAfterSeconds).toBe(target.retryAfterSeconds ?? 1.5);
       });
 
       it('429 insufficient quota: permanent', async () => {
@@ -326,7 +342,8 @@ export function runLlmConformance(target: LlmConformanceTarget): void {
         const error = providerError(await collect(adapter.stream(request())));
         expect(error.retryable).toBe(false);
         expect(error.status).toBe(429);
-        expect(error.code).toBe('insufficient_quota');
+        expect(error.code).toBe(target.errorCodes?.quotaExhausted ?? 'insufficient_quota');
+        expect(error.options.retryAfterSeconds).toBeUndefined();
       });
 
       it('401 wrong key: permanent, and the key is not in the message', async () => {

@@ -4,16 +4,20 @@
  * under test/fixtures/vendors/<vendor>/) go through the adapter's parser; then streams carry the
  * recorded caller utterances (test/fixtures/voice/*.ulaw, 20 ms frames, faster than real time: the
  * simulators time everything by the audio they receive) and the cases check transcripts, the order
- * interim → final → utterance end, the handshake's vocabulary, typed failures (401 permanent, 429
- * with retry-after, 5xx, slow handshake, unreachable vendor, a connection cut or closed mid-stream),
- * abort, keep-alive, finalize and close. A vendor's test file calls `describeSttConformance`.
+ * interim → final → utterance end, every setting reaching the vendor (read back from its own
+ * parameters), each carrier's format (μ-law, A-law, 16-bit PCM at 16 kHz), typed failures (401
+ * permanent, 429 with retry-after, 5xx, slow handshake, unreachable vendor, a connection cut or closed
+ * mid-stream), abort, keep-alive, finalize and close. A vendor's test file calls `describeSttConformance`.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/providers/errors.js';
-import type { SttAdapter, SttEvent, SttStream, SttStreamOptions } from '../../src/providers/stt/types.js';
-import { FRAME_MS, frames, MULAW_8K, MULAW_SILENCE } from '../../src/voice/audio.js';
+import type { SttAdapter, SttEvent, SttStreamOptions } from '../../src/providers/stt/types.js';
+import { ALAW_8K, FRAME_MS, LINEAR16_16K, MULAW_8K, silence as silenceOf } from '../../src/voice/audio.js';
+import { inFormat, readUntil, silence, speak, speakIn, utterance, utteranceText } from './stt-speech.js';
+
+export { inFormat, readUntil, silence, speak, speakIn, utterance, utteranceText };
 
 /** What the suite asks of a vendor's simulator (each simulator has more of its own). */
 export interface ScriptedSttSimulator {
@@ -30,8 +34,26 @@ export interface ScriptedSttSimulator {
   latencyMs: number;
 }
 
+/**
+ * The settings a stream's handshake carried, read back from the vendor's own parameters into the
+ * contract's terms (`endpointingMs` 0: endpointing off; `utteranceEndMs` 0: none asked for).
+ */
+export type SeenSettings = Pick<
+  SttStreamOptions,
+  | 'model'
+  | 'language'
+  | 'format'
+  | 'endpointingMs'
+  | 'utteranceEndMs'
+  | 'punctuate'
+  | 'smartFormat'
+  | 'keyterms'
+  | 'keywords'
+> & { interimResults: boolean };
+
 /** What a simulator saw of one stream, in the suite's terms. */
 export interface SeenStream {
+  settings: SeenSettings;
   keyterms: string[];
   keywords: Array<{ keyword: string; intensifier?: number }>;
   /** The utterance-end setting the handshake carried, if any. */
@@ -57,40 +79,6 @@ export interface SttConformanceTarget {
   permanentClose: { code: number; reason: string; vendorCode: string };
   /** The vendor's error code when it closes an idle stream (a retryable failure). */
   idleVendorCode: string;
-}
-
-const VOICE = 'test/fixtures/voice';
-const TEXTS = JSON.parse(readFileSync(`${VOICE}/utterances.json`, 'utf8')) as Record<string, string>;
-const FRAME_BYTES = (MULAW_8K.sampleRate * FRAME_MS) / 1000;
-
-export const utterance = (name: string) => readFileSync(`${VOICE}/${name}.ulaw`);
-export const utteranceText = (name: string) => TEXTS[name]!;
-export const silence = (ms: number) => new Uint8Array((MULAW_8K.sampleRate * ms) / 1000).fill(MULAW_SILENCE);
-
-/** Sends audio in 20 ms frames, letting the event loop run every few frames. */
-export async function speak(stream: SttStream, ...parts: Uint8Array[]): Promise<void> {
-  let sent = 0;
-  for (const part of parts) {
-    for (const frame of frames(part, FRAME_BYTES)) {
-      stream.send(frame);
-      if (++sent % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-}
-
-/**
- * Reads events until one satisfies `last` (included) or the stream ends, without letting go of the
- * stream (a `for await` that breaks would cancel it).
- */
-export async function readUntil(stream: SttStream, last: (event: SttEvent) => boolean): Promise<SttEvent[]> {
-  const iterator = stream.events[Symbol.asyncIterator]();
-  const events: SttEvent[] = [];
-  for (;;) {
-    const step = await iterator.next();
-    if (step.done) return events;
-    events.push(step.value);
-    if (last(step.value)) return events;
-  }
 }
 
 const finals = (events: SttEvent[]) =>
@@ -232,6 +220,84 @@ export function describeSttConformance(name: string, target: SttConformanceTarge
       });
     });
 
+    it('carries every setting to the vendor as it was given', async () => {
+      const key = newKey();
+      const given: SeenSettings[] = [
+        {
+          model: target.models.keyterms,
+          language: 'fr',
+          format: MULAW_8K,
+          endpointingMs: 750,
+          utteranceEndMs: 2000,
+          interimResults: true,
+          punctuate: false,
+          smartFormat: false,
+          keyterms: ['Switchboard'],
+          keywords: [],
+        },
+        {
+          model: target.models.keywords,
+          language: 'en-GB',
+          format: ALAW_8K,
+          // Endpointing off, and no interim results: then no utterance end can be asked for either.
+          endpointingMs: 0,
+          utteranceEndMs: 0,
+          interimResults: false,
+          punctuate: true,
+          smartFormat: true,
+          keyterms: [],
+          keywords: [{ keyword: 'Acme', intensifier: 2 }],
+        },
+        {
+          model: target.models.keyterms,
+          language: 'en-US',
+          format: LINEAR16_16K,
+          endpointingMs: 10,
+          utteranceEndMs: 1000,
+          interimResults: true,
+          punctuate: true,
+          smartFormat: false,
+          keyterms: [],
+          keywords: [],
+        },
+      ];
+      for (const settings of given) {
+        const stream = await adapter.open(options(key, settings));
+        await stream.close();
+      }
+      expect(target.seen(key).map((seen) => seen.settings)).toEqual(given);
+    });
+
+    it('asks for no utterance end without interim results (the vendor refuses it), and hears finals only', async () => {
+      const key = newKey();
+      sim.setScript(key, [utteranceText('three-oclock')]);
+      const stream = await adapter.open(options(key, { interimResults: false, utteranceEndMs: 1000 }));
+      await speak(stream, utterance('three-oclock'), silence(1500));
+      const events = await readUntil(stream, (e) => e.type === 'transcript' && e.speechFinal);
+      await stream.close();
+      expect(target.seen(key)[0]!.settings).toMatchObject({ interimResults: false, utteranceEndMs: 0 });
+      const transcripts = events.filter((e) => e.type === 'transcript');
+      expect(transcripts.every((e) => e.type === 'transcript' && e.isFinal)).toBe(true);
+      expect(transcripts.at(-1)).toMatchObject({ text: utteranceText('three-oclock'), speechFinal: true });
+    });
+
+    for (const format of [ALAW_8K, LINEAR16_16K]) {
+      it(`transcribes a caller in ${format.encoding} at ${format.sampleRate} Hz, the carrier's own format`, async () => {
+        const key = newKey();
+        sim.setScript(key, [utteranceText('book-appointment')]);
+        const stream = await adapter.open(options(key, { format }));
+        const audio = inFormat(format, utterance('book-appointment'));
+        const quiet = silenceOf(format, 1500);
+        await speakIn(format, stream, audio, quiet);
+        const events = await readUntil(stream, (e) => e.type === 'utterance_end');
+        await stream.close();
+        const [final] = finals(events);
+        expect(final).toMatchObject({ text: utteranceText('book-appointment'), speechFinal: true });
+        expect(final!.endSeconds).toBeGreaterThan(2.5);
+        expect(target.seen(key)[0]!.bytesReceived).toBe(audio.length + quiet.length);
+      });
+    }
+
     it('refuses a wrong key as a permanent failure that does not show the key', async () => {
       const error = await failureOf(adapter.open(options('wrong-key-do-not-print-7f3a')));
       expect(error).toMatchObject({ retryable: false, status: 401 });
@@ -248,6 +314,18 @@ export function describeSttConformance(name: string, target: SttConformanceTarge
       expect(await failureOf(adapter.open(options(key)))).toMatchObject({ retryable: true, status: 503 });
       const stream = await adapter.open(options(key));
       await stream.close();
+    });
+
+    it('waits out a slow handshake within its time limit, and times it', async () => {
+      const key = newKey();
+      sim.handshakeDelayMs = 300;
+      try {
+        const stream = await adapter.open(options(key, { connectTimeoutMs: 3000 }));
+        expect(stream.timing.connectedAt! - stream.timing.startedAt).toBeGreaterThanOrEqual(295);
+        await stream.close();
+      } finally {
+        sim.handshakeDelayMs = 0;
+      }
     });
 
     it('gives up on a handshake slower than its time limit (retryable)', async () => {

@@ -1,33 +1,50 @@
 /**
  * Everything a live call needs, for the end-to-end voice tests: a listening platform pointed at the
- * simulators of carrier_a (whose calls are answered by a simulated phone), stt_a, the OpenAI-compatible
- * language model and tts_a; and `call()`, which sets up an organization with keys, an assistant with
- * the settings a test gives, places a call to a phone running the test's script, waits until the call
- * is over and its records written, and returns what both sides saw.
+ * simulators of the carriers (whose calls are answered by a simulated phone), stt_a, the language
+ * model (one simulator for every dialect) and the voices; and `call()`, which sets up an organization
+ * with keys, an assistant with the settings a test gives, places a call to a phone running the test's
+ * script, waits until the call is over and its records written, and returns what both sides saw.
+ * By default a call goes through carrier_a, the OpenAI-compatible llm_a and tts_a; `vendors` picks
+ * others (voice-rig-vendors.ts says how each is set up).
  */
 import { asc, eq } from 'drizzle-orm';
 import type { CallTurn } from '../../clients/typescript/src/index.js';
 import { callEvents, calls } from '../../src/db/schema/index.js';
-import { CarrierASimulator } from '../../src/sim/carrier-a.js';
+import {
+  type CarrierId,
+  LLM_PROVIDERS,
+  type LlmProvider,
+  type TtsProvider,
+} from '../../src/providers/ids.js';
+import type { CarrierASimulator } from '../../src/sim/carrier-a.js';
 import type { PhoneCall } from '../../src/sim/carrier-a-phone.js';
 import { hearToEnd } from '../../src/sim/demo-caller.js';
 import { type LlmRecordedRequest, LlmSimulator } from '../../src/sim/llm.js';
 import type { LlmReply } from '../../src/sim/llm-replies.js';
 import type { SimulatedPhone } from '../../src/sim/phone.js';
 import { SttASimulator } from '../../src/sim/stt-a.js';
-import { TtsASimulator } from '../../src/sim/tts-a.js';
-import { type CarrierOrganization, expectStatus, Factories } from './factories.js';
+import type { TtsASimulator } from '../../src/sim/tts-a.js';
+import { expectStatus, Factories } from './factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './harness.js';
+import { carrierA, type RigCarrier, type RigOrganization, type RigVoice, ttsA } from './voice-rig-vendors.js';
 
 export interface VoiceRig {
   t: TestPlatform;
+  /** carrier_a's simulator (the default carrier). */
   carrier: CarrierASimulator;
   stt: SttASimulator;
   llm: LlmSimulator;
+  /** tts_a's simulator (the default voice). */
   tts: TtsASimulator;
+  /** Every carrier and voice the rig started, by id. */
+  carriers: Partial<Record<CarrierId, RigCarrier>>;
+  voices: Partial<Record<TtsProvider, RigVoice>>;
   call(options: CallOptions): Promise<CallOutcome>;
   close(): Promise<void>;
 }
+
+/** The vendors' keys of a call: by vendor id, and by kind for the ones the call uses. */
+export type RigKeys = { llm: string; stt: string; tts: string } & Record<string, string>;
 
 export interface CallOptions {
   /** What the caller does once the stream is up. */
@@ -36,13 +53,12 @@ export interface CallOptions {
   heard: string[];
   /** Assistant settings (PUT /api/v1/assistants/{id} body). */
   assistant?: Record<string, unknown>;
-  /** Keys of the organization's vendors (default: one per vendor the simulators accept). */
-  keys?: { llm_a?: string; stt_a?: string; tts_a?: string };
+  /** The carrier, language model and voice of the call (default carrier_a, llm_a, tts_a). */
+  vendors?: { carrier?: CarrierId; llm?: LlmProvider; tts?: TtsProvider };
+  /** Keys of the organization's vendors, by vendor id (default: one per vendor the call uses). */
+  keys?: Record<string, string>;
   /** Called after the organization exists and before the call is placed (fallback keys…). */
-  prepare?: (
-    org: CarrierOrganization,
-    keys: { llm_a: string; stt_a: string; tts_a: string },
-  ) => Promise<void>;
+  prepare?: (org: RigOrganization, keys: RigKeys) => Promise<void>;
   /** What the language model answers the organization's key, in order (then: its default reply). */
   llm?: LlmReply[];
   /** The call ends when this many turns are recorded (default: wait for the call to complete). */
@@ -58,7 +74,7 @@ export type Turn = CallTurn;
 
 export interface CallOutcome {
   callId: number;
-  org: CarrierOrganization;
+  org: RigOrganization;
   phone: SimulatedPhone;
   phoneCall: PhoneCall;
   turns: Turn[];
@@ -69,53 +85,80 @@ export interface CallOutcome {
   llmRequests: LlmRecordedRequest[];
 }
 
+export interface VoiceRigOptions {
+  /** More carriers and voices than carrier_a and tts_a (the matrix test starts them all). */
+  carriers?: RigCarrier[];
+  voices?: RigVoice[];
+}
+
 let serial = 0;
 
-export async function startVoiceRig(): Promise<VoiceRig> {
-  const carrier = new CarrierASimulator();
+export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<VoiceRig> {
+  const defaultCarrier = carrierA();
+  const defaultVoice = ttsA();
+  const carriers = [defaultCarrier, ...(options.carriers ?? [])];
+  const voices = [defaultVoice, ...(options.voices ?? [])];
   const stt = new SttASimulator();
   const llm = new LlmSimulator();
-  const tts = new TtsASimulator();
-  const [carrierUrl, sttUrl, llmUrl, ttsUrl] = await Promise.all([
-    carrier.start(),
+  const [sttUrl, llmUrl, ...envs] = await Promise.all([
     stt.start(),
     llm.start(),
-    tts.start(),
+    ...carriers.map((carrier) => carrier.start()),
+    ...voices.map((voice) => voice.start()),
   ]);
+  // One language model simulator answers every vendor id, each in its own dialect.
+  const llmEnv = Object.fromEntries(LLM_PROVIDERS.map((id) => [`${id.toUpperCase()}_BASE_URL`, llmUrl]));
   const t = await startTestPlatform(
-    { CARRIER_A_BASE_URL: carrierUrl, STT_BASE_URL: sttUrl, LLM_A_BASE_URL: llmUrl, TTS_A_BASE_URL: ttsUrl },
+    Object.assign({ STT_BASE_URL: sttUrl }, llmEnv, ...(envs as Array<Record<string, string>>)),
     { listen: true },
   );
   const f = new Factories(t);
+  const carrierById = Object.fromEntries(
+    carriers.map((carrier) => [carrier.id, carrier]),
+  ) as VoiceRig['carriers'];
+  const voiceById = Object.fromEntries(voices.map((voice) => [voice.id, voice])) as VoiceRig['voices'];
 
   async function call(options: CallOptions): Promise<CallOutcome> {
     serial += 1;
-    const org = await f.carrierOrganization({ sim: carrier });
-    const keys = {
-      llm_a: `llm-key-${serial}`,
+    const carrier = carrierById[options.vendors?.carrier ?? 'carrier_a'];
+    const voice = voiceById[options.vendors?.tts ?? 'tts_a'];
+    if (!carrier || !voice) throw new Error('the rig was not started with that carrier or voice');
+    const llmId = options.vendors?.llm ?? 'llm_a';
+    const org = await carrier.organization(f);
+    const keys: RigKeys = {
+      llm: `llm-key-${serial}`,
+      stt: `stt-key-${serial}`,
+      tts: `tts-key-${serial}`,
+      [llmId]: `llm-key-${serial}`,
       stt_a: `stt-key-${serial}`,
-      tts_a: `tts-key-${serial}`,
-      ...options.keys,
+      [voice.id]: `tts-key-${serial}`,
     };
+    Object.assign(keys, options.keys);
     llm.addKey(`llm-key-${serial}`);
     stt.addKey(`stt-key-${serial}`);
-    tts.addKey(`tts-key-${serial}`);
+    voice.addKey(`tts-key-${serial}`);
     stt.setScript(`stt-key-${serial}`, options.heard);
     if (options.llm) llm.setScript(`llm-key-${serial}`, options.llm);
     const firstRequest = llm.requests.length;
+    const apiKeys = Object.fromEntries([llmId, 'stt_a', voice.id].map((id) => [id, { api_key: keys[id]! }]));
     const put = await t.app.inject({
       method: 'PUT',
       url: '/api/v1/organization',
       headers: org.admin.headers,
-      payload: { api_keys: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, { api_key: v }])) },
+      payload: { api_keys: apiKeys },
     });
     expectStatus(put, 200);
-    if (options.assistant) {
+    const vendorSettings: Record<string, unknown> = {};
+    if (llmId !== 'llm_a') vendorSettings.llm_provider = llmId;
+    if (voice.id !== 'tts_a')
+      vendorSettings.tts_settings = { provider: voice.id, voice_id: 'default', ...voice.settings };
+    const settings = { ...vendorSettings, ...options.assistant };
+    if (Object.keys(settings).length > 0) {
       const updated = await t.app.inject({
         method: 'PUT',
         url: `/api/v1/assistants/${org.assistantId}`,
         headers: org.admin.headers,
-        payload: options.assistant,
+        payload: settings,
       });
       expectStatus(updated, 200);
     }
@@ -124,16 +167,7 @@ export async function startVoiceRig(): Promise<VoiceRig> {
     let callId: number;
     let phoneCall: PhoneCall;
     if (options.inbound) {
-      const rang = await carrier.placeInboundCall({
-        voiceUrl: `${t.baseUrl}/webhooks/carrier_a/voice`,
-        statusCallbackUrl: `${t.baseUrl}/webhooks/carrier_a/status`,
-        accountSid: org.account.account_sid,
-        from: customer,
-        to: org.number,
-        phone: options.script,
-      });
-      if (!rang.phoneCall)
-        throw new Error(`the platform did not answer with a stream: ${JSON.stringify(rang.answer)}`);
+      const rang = await carrier.ringIn(t, org, customer, options.script);
       phoneCall = rang.phoneCall;
       const [row] = await t.database.db
         .select({ id: calls.id })
@@ -151,7 +185,7 @@ export async function startVoiceRig(): Promise<VoiceRig> {
       expectStatus(initiated, 200);
       const placed = initiated.json() as { call_id: number; call_sid: string };
       callId = placed.call_id;
-      phoneCall = await waitFor(() => carrier.phoneCalls.get(placed.call_sid), 20_000);
+      phoneCall = await waitFor(() => carrier.phoneCall(placed.call_sid), 20_000);
     }
     await phoneCall.done;
     const read = async (path: string) => {
@@ -197,14 +231,16 @@ export async function startVoiceRig(): Promise<VoiceRig> {
 
   return {
     t,
-    carrier,
+    carrier: defaultCarrier.sim,
     stt,
     llm,
-    tts,
+    tts: defaultVoice.sim,
+    carriers: carrierById,
+    voices: voiceById,
     call,
     async close() {
-      await carrier.stop();
-      await Promise.all([stt.stop(), llm.stop(), tts.stop()]);
+      await Promise.all(carriers.map((carrier) => carrier.stop()));
+      await Promise.all([stt.stop(), llm.stop(), ...voices.map((voice) => voice.stop())]);
       await t.close();
     },
   };

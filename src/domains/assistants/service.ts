@@ -9,6 +9,7 @@ import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { maskOpenedPaths, maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
+import { refusedSettings } from '../../providers/llm/parameters.js';
 import { unfinishedCampaignsOfAssistant } from '../campaigns/reads.js';
 import { conflict, invalidField, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
 import { graphsUsingAssistant } from '../graphs/reads.js';
@@ -197,13 +198,23 @@ export class AssistantService {
       llmProvider,
       new Set(Object.keys(changes)),
       body.llm_provider_config !== undefined,
+      llmProvider !== stored.llmProvider,
     );
     if (issues.length > 0) throw new ValidationFailed(issues);
     return config;
   }
 
-  /** Rules across fields. Only the fields being written are reported, so old data never blocks a change. */
-  #check(config: Json, llmProvider: string, written: Set<string>, configGiven: boolean): ValidationIssue[] {
+  /**
+   * Rules across fields. Only the fields being written are reported, so old data never blocks a
+   * change — except that a new `llm_provider` must be able to honour the stored `llm_settings`.
+   */
+  #check(
+    config: Json,
+    llmProvider: string,
+    written: Set<string>,
+    configGiven: boolean,
+    providerChanged: boolean,
+  ): ValidationIssue[] {
     const issues: ValidationIssue[] = [];
     const issue = (loc: Array<string | number>, msg: string, type = 'value_error') =>
       issues.push({ loc: ['body', ...loc], msg, type });
@@ -224,6 +235,18 @@ export class AssistantService {
           'base_url is required when llm_provider is custom',
           'missing',
         );
+      }
+    }
+    // A sampling parameter the vendor has no such thing for is refused here, not found out in a call
+    // (llm_fallback_providers carry no settings: a fallback answers with those its vendor takes).
+    const settings = config.llm_settings;
+    if (
+      isObject(settings) &&
+      (written.has('llm_settings') || written.has('llm_provider_config') || providerChanged)
+    ) {
+      const model = isObject(llm) && typeof llm.model === 'string' ? llm.model : undefined;
+      for (const refused of refusedSettings(llmProvider, model, settings)) {
+        issue(['llm_settings', refused.field], refused.msg);
       }
     }
     const fallbacks = (config.llm_fallback_providers as Json | undefined)?.fallbacks;

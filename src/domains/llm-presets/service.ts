@@ -7,7 +7,8 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { restoreMasked, type SecretField } from '../../lib/secret-paths.js';
 import { isMasked, maskSecret, type SecretBox } from '../../lib/secrets.js';
-import { conflict, invalidField, notFound } from '../errors.js';
+import { refusedSettings } from '../../providers/llm/parameters.js';
+import { conflict, invalidField, notFound, ValidationFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import * as store from './store.js';
 
@@ -32,6 +33,7 @@ export class LlmPresetService {
 
   async create(principal: Principal, input: PresetInput): Promise<store.PresetRow> {
     checkBaseUrl(input.provider, input.baseUrl ?? null);
+    checkSettings(input.provider, input.model, input.settings ?? {});
     await this.#checkTarget(input.baseUrl);
     const row = await store.insertPreset(this.deps.db, principal.tenant, {
       name: input.name,
@@ -57,6 +59,9 @@ export class LlmPresetService {
     const provider = input.provider ?? current.provider;
     const baseUrl = input.baseUrl === undefined ? current.baseUrl : input.baseUrl;
     checkBaseUrl(provider, baseUrl);
+    if (input.provider !== undefined || input.model !== undefined || input.settings !== undefined) {
+      checkSettings(provider, input.model ?? current.model, input.settings ?? current.settings ?? {});
+    }
     await this.#checkTarget(input.baseUrl);
     const changes: Parameters<typeof store.updatePreset>[3] = {
       ...(input.name !== undefined ? { name: input.name } : {}),
@@ -108,6 +113,16 @@ export class LlmPresetService {
   /** A base URL being written must be one the outbound-target policy allows (a model is fetched there). */
   async #checkTarget(baseUrl: string | null | undefined): Promise<void> {
     if (baseUrl) await this.deps.targets.assertAllowed([{ loc: ['body', 'base_url'], url: baseUrl }]);
+  }
+}
+
+/** A preset's settings its provider cannot honour are refused, as an assistant's llm_settings are. */
+function checkSettings(provider: string, model: string, settings: Record<string, unknown>): void {
+  const refused = refusedSettings(provider, model, settings);
+  if (refused.length > 0) {
+    throw new ValidationFailed(
+      refused.map((r) => ({ loc: ['body', 'settings', r.field], msg: r.msg, type: 'value_error' })),
+    );
   }
 }
 

@@ -5,7 +5,10 @@
  * - the usage arrives in a last chunk with `choices: []` (OpenAI), in the finishing chunk itself, or
  *   under `x_groq.usage` (Groq's older API);
  * - a tool call's fragments are matched by `index`; Gemini's compatible endpoint omits `index`, sends
- *   a whole call in one delta, and finishes such a turn with `stop` rather than `tool_calls`;
+ *   a whole call in one delta, and finishes such a turn with `stop` rather than `tool_calls`; Groq
+ *   sends a whole call in one delta too, with its index;
+ * - only `delta.content` is spoken: DeepSeek's reasoner streams its thinking in
+ *   `delta.reasoning_content` first, which the caller must not hear;
  * - a mid-stream failure is an event `{"error": {...}}` (OpenAI), or `finish_reason: "error"`
  *   (OpenRouter-style gateways).
  */

@@ -7,13 +7,21 @@
  * fallback provider) may help: a rate limit may, an exhausted quota or a wrong key will not.
  */
 import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
+import {
+  describeErrorBody,
+  parseJson,
+  readLimited,
+  retryAfterSeconds,
+  withoutSecrets,
+} from './http-answer.js';
 import { ChatChunkAssembler } from './openai-chat-chunks.js';
+import { wireParameters } from './parameters.js';
 import { SseReader } from './sse.js';
 import type { ChatMessage, ChatRequest, LlmAdapter, LlmEvent } from './types.js';
 
 const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 10_000;
-/** How much of an error answer is read: enough for the vendor's JSON error, never a whole page. */
-const ERROR_BODY_LIMIT = 8_192;
+
+export { retryAfterSeconds } from './http-answer.js';
 
 export class OpenAiChatAdapter implements LlmAdapter {
   readonly dialect = 'openai-chat';
@@ -39,7 +47,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
         response = await fetch(completionsUrl(request.baseUrl), {
           method: 'POST',
           headers: this.#headers(request.apiKey),
-          body: JSON.stringify(requestBody(request)),
+          body: JSON.stringify(requestBody(request, this.provider)),
           signal: http.signal,
         });
       } catch (error) {
@@ -60,7 +68,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
           if (request.signal.aborted) return;
           throw timedOut ? this.#timeout(error) : this.#broken('the answer broke off', error);
         }
-        const whole = parseChunk(text) as { choices?: unknown; error?: unknown } | undefined;
+        const whole = parseJson(text) as { choices?: unknown; error?: unknown } | undefined;
         if (!Array.isArray(whole?.choices) && !whole?.error)
           throw this.#broken('the answer was no completion');
         const outcome = chunks.add(wholeAsChunk(whole));
@@ -90,7 +98,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
             yield { type: 'done', finishReason: chunks.finishReason(), usage: chunks.usage(), timing };
             return;
           }
-          const outcome = chunks.add(parseChunk(data));
+          const outcome = chunks.add(parseJson(data));
           if (outcome.error) throw this.#reported(outcome.error);
           if (outcome.output && timing.firstByteAt === undefined) {
             timing.firstByteAt = performance.now();
@@ -182,8 +190,13 @@ function completionsUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
 }
 
-/** The request body: the contract's names in the dialect's, optional parameters only when set. */
-export function requestBody(request: ChatRequest): Record<string, unknown> {
+/**
+ * The request body: the contract's names in the dialect's, optional parameters only when set and
+ * only those `provider` takes (parameters.ts). Usage is asked for from every vendor: OpenAI, Gemini,
+ * Groq and DeepSeek all accept `stream_options.include_usage` (Groq also puts it under `x_groq`).
+ */
+export function requestBody(request: ChatRequest, provider: string): Record<string, unknown> {
+  const params = wireParameters(provider, request);
   const body: Record<string, unknown> = {
     model: request.model,
     stream: true,
@@ -197,12 +210,12 @@ export function requestBody(request: ChatRequest): Record<string, unknown> {
     }));
   }
   const optional: Array<[string, unknown]> = [
-    ['temperature', request.temperature],
-    ['max_tokens', request.maxTokens],
-    ['top_p', request.topP],
-    ['frequency_penalty', request.frequencyPenalty],
-    ['presence_penalty', request.presencePenalty],
-    ['stop', request.stop && request.stop.length > 0 ? request.stop : undefined],
+    ['temperature', params.temperature],
+    ['max_tokens', params.maxTokens],
+    ['top_p', params.topP],
+    ['frequency_penalty', params.frequencyPenalty],
+    ['presence_penalty', params.presencePenalty],
+    ['stop', params.stop && params.stop.length > 0 ? params.stop : undefined],
   ];
   for (const [name, value] of optional) if (value !== undefined) body[name] = value;
   return body;
@@ -240,74 +253,4 @@ function wholeAsChunk(completion: unknown): unknown {
     ...record,
     choices: record.choices.map((choice: { message?: unknown }) => ({ ...choice, delta: choice?.message })),
   };
-}
-
-function parseChunk(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch {
-    // A line that is not JSON (a gateway's stray text) carries nothing we can use.
-    return undefined;
-  }
-}
-
-async function readLimited(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    while (text.length < ERROR_BODY_LIMIT) {
-      const step = await reader.read();
-      if (step.done) break;
-      text += decoder.decode(step.value, { stream: true });
-    }
-  } catch {
-    // A body cut short still says what it said so far.
-  } finally {
-    void reader.cancel().catch(() => {});
-  }
-  return text.slice(0, ERROR_BODY_LIMIT);
-}
-
-/** `{"error": {"message", "type", "code"}}`, the dialect's error shape (some gateways wrap it in an array). */
-function describeErrorBody(text: string): { message?: string; code?: string; type?: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { message: text.trim().slice(0, 200) || undefined };
-  }
-  const root = Array.isArray(parsed) ? parsed[0] : parsed;
-  const error = (root as Record<string, unknown> | null)?.error ?? root;
-  if (typeof error !== 'object' || error === null) return {};
-  const { message, code, type } = error as Record<string, unknown>;
-  return {
-    message: typeof message === 'string' ? message.slice(0, 200) : undefined,
-    code: typeof code === 'string' || typeof code === 'number' ? String(code) : undefined,
-    type: typeof type === 'string' ? type : undefined,
-  };
-}
-
-/**
- * Vendors quote the key they refused ("Incorrect API key provided: sk-abc…"), partly masked or not:
- * neither the key nor anything shaped like one goes into our error messages (they reach logs).
- */
-function withoutSecrets(message: string, apiKey: string | null): string {
-  let clean = apiKey ? message.split(apiKey).join('[redacted]') : message;
-  clean = clean.replace(/\b(sk|gsk|xai|AIza)[-_A-Za-z0-9*.]{4,}/g, '[redacted]');
-  return clean;
-}
-
-/** `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date). */
-export function retryAfterSeconds(headers: Headers): number | undefined {
-  const msText = headers.get('retry-after-ms');
-  const ms = msText === null || msText.trim() === '' ? Number.NaN : Number(msText);
-  if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
-  const value = headers.get('retry-after');
-  if (value === null || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }

@@ -65,7 +65,7 @@ export type LlmEvent =
     };
 
 export interface LlmAdapter {
-  /** The dialect this adapter speaks ('openai-chat' for the OpenAI-compatible ids). */
+  /** The dialect this adapter speaks ('openai-chat' for the OpenAI-compatible ids, 'messages' for llm_b). */
   readonly dialect: string;
   stream(request: ChatRequest): AsyncIterable<LlmEvent>;
 }

@@ -1,7 +1,8 @@
 /**
  * stt_a's live streaming transcription (`GET /v1/listen` over a WebSocket): one stream per call.
  * The handshake carries everything as query parameters (model, language, the audio's encoding and
- * rate, interim results, endpointing, utterance end, VAD events, vocabulary) and the key as
+ * rate — `mulaw`, `alaw` or `linear16`, the carrier's own —, interim results, endpointing, utterance
+ * end, VAD events, punctuation and smart formatting, and the vocabulary the model takes) and the key as
  * `Authorization: Token …`; a refusal is an HTTP answer whose `dg-error` header says why. Audio goes
  * out as binary frames, the controls (`KeepAlive`, `Finalize`, `CloseStream`) as JSON text; the vendor
  * answers `Results` (interim or final, `speech_final` at its endpointing pause), `SpeechStarted`,
@@ -26,20 +27,23 @@ const PERMANENT_CLOSE_CODES = new Set([1002, 1003, 1007, 1008, 1009]);
 /** The WebSocket URL of a stream opened with `options` (the key travels in a header, never here). */
 export function sttAListenUrl(options: Omit<SttStreamOptions, 'apiKey' | 'signal'>): string {
   const base = options.baseUrl.replace(/\/+$/, '').replace(/^http(s?):/i, 'ws$1:');
+  const interimResults = options.interimResults ?? true;
   const query = new URLSearchParams({
     model: options.model,
     language: options.language,
     encoding: options.format.encoding,
     sample_rate: String(options.format.sampleRate),
     channels: '1',
-    interim_results: 'true',
+    interim_results: String(interimResults),
     // The vendor disables endpointing with `false`; 0 ms would mean the same.
     endpointing: options.endpointingMs > 0 ? String(options.endpointingMs) : 'false',
     vad_events: 'true',
     punctuate: String(options.punctuate),
     smart_format: String(options.smartFormat),
   });
-  if (options.utteranceEndMs > 0) query.set('utterance_end_ms', String(options.utteranceEndMs));
+  // The vendor sends UtteranceEnd only alongside interim results, and refuses the parameter without them.
+  if (options.utteranceEndMs > 0 && interimResults)
+    query.set('utterance_end_ms', String(options.utteranceEndMs));
   // Each generation takes its own vocabulary parameter and refuses the other's at the handshake.
   if (takesKeyterms(options.model)) {
     for (const term of options.keyterms) query.append('keyterm', term);

@@ -25,6 +25,12 @@ export interface SttStreamOptions {
   endpointingMs: number;
   /** Milliseconds of silence after the last word before an `utterance_end` (stt_settings.utterance_end_ms); 0: none. */
   utteranceEndMs: number;
+  /**
+   * Interim (not yet final) results while the caller speaks (stt_settings.interim_results, default
+   * true). Without them words arrive only with finals, so barge-in counts them later, and the vendor
+   * sends no utterance end.
+   */
+  interimResults?: boolean;
   punctuate: boolean;
   smartFormat: boolean;
   /** Words to boost, for models that take keywords (word, optional intensifier). */

@@ -31,6 +31,12 @@ export interface TtsStreamOptions {
   connectTimeoutMs?: number;
 }
 
+/** What an assistant's tts_settings ask of every stream of a call. */
+export type TtsVoice = Pick<
+  TtsStreamOptions,
+  'voiceId' | 'modelId' | 'language' | 'voiceSettings' | 'providerConfig'
+>;
+
 /** Which characters an audio chunk speaks, and when (ms from the chunk's start). */
 export interface Alignment {
   chars: string[];

@@ -1,0 +1,85 @@
+/**
+ * What every language model dialect does with an HTTP answer that is not a stream: read a bounded
+ * part of the error body, keep keys out of the messages we build from it, and read how long the
+ * vendor asked us to wait. Shared by the chat completions and the messages API adapters, whose
+ * vendors quote refused keys and send `retry-after` alike.
+ */
+
+/** How much of an error answer is read: enough for the vendor's JSON error, never a whole page. */
+const ERROR_BODY_LIMIT = 8_192;
+
+export async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (text.length < ERROR_BODY_LIMIT) {
+      const step = await reader.read();
+      if (step.done) break;
+      text += decoder.decode(step.value, { stream: true });
+    }
+  } catch {
+    // A body cut short still says what it said so far.
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  return text.slice(0, ERROR_BODY_LIMIT);
+}
+
+/**
+ * Vendors quote the key they refused ("Incorrect API key provided: sk-abc…"), partly masked or not:
+ * neither the key nor anything shaped like one goes into our error messages (they reach logs).
+ */
+export function withoutSecrets(message: string, apiKey: string | null): string {
+  let clean = apiKey ? message.split(apiKey).join('[redacted]') : message;
+  clean = clean.replace(/\b(sk|gsk|xai|AIza)[-_A-Za-z0-9*.]{4,}/g, '[redacted]');
+  return clean;
+}
+
+/** `retry-after-ms` (milliseconds), else `retry-after` (seconds or an HTTP date). */
+export function retryAfterSeconds(headers: Headers): number | undefined {
+  const msText = headers.get('retry-after-ms');
+  const ms = msText === null || msText.trim() === '' ? Number.NaN : Number(msText);
+  if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
+  const value = headers.get('retry-after');
+  if (value === null || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+/** A `data:` payload as JSON, or undefined for a line that is not (a gateway's stray text). */
+export function parseJson(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The vendor's error object: `{"error": {"message", "type", "code"}}` in the chat completions dialect
+ * (some gateways wrap it in an array), `{"type": "error", "error": {"type", "message", "details":
+ * {"error_code"}}}` in the messages API. A body that is not JSON gives its start as the message.
+ */
+export function describeErrorBody(text: string): { message?: string; code?: string; type?: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { message: text.trim().slice(0, 200) || undefined };
+  }
+  const root = Array.isArray(parsed) ? parsed[0] : parsed;
+  const error = (root as Record<string, unknown> | null)?.error ?? root;
+  if (typeof error !== 'object' || error === null) return {};
+  const { message, code, type, details } = error as Record<string, unknown>;
+  const detailCode = (details as Record<string, unknown> | null | undefined)?.error_code;
+  const named = code ?? detailCode;
+  return {
+    message: typeof message === 'string' ? message.slice(0, 200) : undefined,
+    code: typeof named === 'string' || typeof named === 'number' ? String(named) : undefined,
+    type: typeof type === 'string' ? type : undefined,
+  };
+}
