@@ -282,7 +282,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   calls.onCallFinished((tx, jobs, tenant, call) => executor.callFinished(tx, jobs, tenant, call));
   // A call's answer markup is on its way: the voice runtime gets ready (the greeting starts speaking).
   if (!options.callRuntime)
-    carrierWebhooks.onCallAnswered((tenant, callId) => voice.runtime.prepare(tenant, callId));
+    carrierWebhooks.onCallAnswered((tenant, callId, format) => voice.runtime.prepare(tenant, callId, format));
   sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
 
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });

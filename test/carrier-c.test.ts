@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto.js';
+import { MediaTokens } from '../src/lib/media-token.js';
 import { smsSegments } from '../src/lib/sms-segments.js';
 import { CarrierCAdapter } from '../src/providers/carriers/carrier-c.js';
 import type { CarrierCredentials, CarrierEvent, IncomingWebhook } from '../src/providers/carriers/types.js';
@@ -17,8 +18,13 @@ const APPLICATION_ID = 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab';
 const OUR_NUMBER = '+14155550100';
 const CALLEE = '+447700900001';
 const STREAM = { url: 'wss://switchboard.test/media/42', token: 'abc' };
-/** Until carrier_c's media streams are served (issue 18), its token rides in the URL's query. */
-const STREAM_URL = 'wss://switchboard.test/media/42?token=abc';
+/** The NCCO's websocket endpoint: the token (and the call's uuid, when known) ride in its headers. */
+const ENDPOINT = {
+  type: 'websocket',
+  uri: 'wss://switchboard.test/media/42',
+  'content-type': 'audio/l16;rate=16000',
+  headers: { token: 'abc' },
+};
 
 const keys = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -228,7 +234,7 @@ describe('placeCall', () => {
     expect(JSON.parse(answer?.body ?? 'null')).toEqual([
       {
         action: 'connect',
-        endpoint: [{ type: 'websocket', uri: STREAM_URL, 'content-type': 'audio/l16;rate=16000' }],
+        endpoint: [ENDPOINT],
       },
     ]);
     const answerRequests = receiver.at('/answer/42');
@@ -278,7 +284,7 @@ describe('placeCall', () => {
   });
 });
 
-describe('hangUp and transfer', () => {
+describe('hangUp, transfer and DTMF', () => {
   it('hangs up with PUT /v1/calls/{uuid} {action: hangup}', async () => {
     const placed = await adapter.placeCall(credentials, callRequest());
     await adapter.hangUp(credentials, placed.callSid);
@@ -302,6 +308,19 @@ describe('hangUp and transfer', () => {
       },
     });
     expect(sim.calls.get(placed.callSid)?.transferredTo).toBe('+14155550199');
+  });
+
+  it('plays key tones with PUT /v1/calls/{uuid}/dtmf {digits}', async () => {
+    const placed = await adapter.placeCall(credentials, callRequest());
+    await adapter.sendDtmf(credentials, placed.callSid, '12#p9');
+
+    const request = sim.requests.find((r) => r.method === 'PUT');
+    expect(request?.path).toBe(`/v1/calls/${placed.callSid}/dtmf`);
+    expect(request?.body).toEqual({ digits: '12#p9' });
+    expect(sim.digitsSent.get(placed.callSid)).toEqual(['12#p9']);
+    const refused = await providerError(adapter.sendDtmf(credentials, placed.callSid, 'x'));
+    expect(refused.status).toBe(400);
+    expect(refused.retryable).toBe(false);
   });
 
   it('reports an unknown call as a permanent 404', async () => {
@@ -643,7 +662,7 @@ describe('parseWebhook and identifyWebhook', () => {
       callSid: call.sid,
       ourNumber: OUR_NUMBER,
     });
-    expect(JSON.parse(call.answer?.body ?? 'null')[0].endpoint[0].uri).toBe(STREAM_URL);
+    expect(JSON.parse(call.answer?.body ?? 'null')[0].endpoint[0]).toEqual(ENDPOINT);
   });
 
   it('reads an inbound SMS and an inbound MMS', async () => {
@@ -728,14 +747,32 @@ describe('parseWebhook and identifyWebhook', () => {
 });
 
 describe('answerMarkup', () => {
-  it('connects the call to the media WebSocket with an NCCO as JSON', () => {
+  it('connects the call to the media WebSocket with an NCCO as JSON, asking for L16 at 16 kHz', () => {
     const markup = adapter.answerMarkup(STREAM);
     expect(markup.contentType).toBe('application/json');
+    expect(markup.format).toEqual({ encoding: 'linear16', sampleRate: 16000 });
     expect(JSON.parse(markup.body)).toEqual([
       {
         action: 'connect',
-        endpoint: [{ type: 'websocket', uri: STREAM_URL, 'content-type': 'audio/l16;rate=16000' }],
+        endpoint: [ENDPOINT],
       },
     ]);
+  });
+
+  it("names the carrier's call in the headers when it is known, and keeps them under 512 bytes", async () => {
+    const token = await new MediaTokens('s'.repeat(32)).issue({
+      callId: 2_000_000_000,
+      organizationId: 2_000_000_000,
+    });
+    const markup = adapter.answerMarkup({
+      ...STREAM,
+      token,
+      callSid: '63f61863-4a51-4f6b-86e1-46edebcf9356',
+    });
+    const [endpoint] = JSON.parse(markup.body)[0].endpoint;
+    expect(endpoint.uri).toBe(STREAM.url);
+    expect(endpoint.headers).toEqual({ token, call_uuid: '63f61863-4a51-4f6b-86e1-46edebcf9356' });
+    // The NCCO reference caps an endpoint's headers at 512 bytes.
+    expect(Buffer.byteLength(JSON.stringify(endpoint.headers))).toBeLessThan(512);
   });
 });

@@ -14,6 +14,7 @@ import { MediaTokens } from '../src/lib/media-token.js';
 import { encodeClientState } from '../src/providers/carriers/carrier-b.js';
 import { CarrierBSimulator } from '../src/sim/carrier-b.js';
 import { CarrierCSimulator } from '../src/sim/carrier-c.js';
+import { websocketOfNcco } from '../src/sim/carrier-c-phone.js';
 import type { CallOutcome, CarrierSimulatorBase, SimulatedCall } from '../src/sim/carrier-sim.js';
 import { expectError } from './support/assertions.js';
 import { Factories, type TestUser } from './support/factories.js';
@@ -97,7 +98,7 @@ interface Kit {
   sendInbound(org: Org, from: string, text: string): Promise<{ messageId: string; status: unknown }>;
   /** Where the carrier connects the call's audio, from what it was given (or answered). */
   streamUrl(call: SimulatedCall): string;
-  /** The call's media token as the carrier was given it, where not in the stream URL's query. */
+  /** The single-call media token the carrier was given with it. */
   streamToken?(call: SimulatedCall): string;
   /** What it was asked on dial, for the call `id` from `org.number` to `to`. */
   expectDial(call: SimulatedCall, org: Org, ref: PlacedCallRef): void;
@@ -257,10 +258,9 @@ const carrierC: Kit = {
       text,
       applicationId: org.account.application_id,
     }),
-  streamUrl(call) {
-    const ncco = JSON.parse(call.answer!.body) as Array<{ endpoint: Array<{ uri: string }> }>;
-    return ncco[0]!.endpoint[0]!.uri;
-  },
+  streamUrl: (call) => websocketOfNcco(call.answer!.body)!.uri,
+  // The token rides in the websocket endpoint's headers, which come back in `websocket:connected`.
+  streamToken: (call) => websocketOfNcco(call.answer!.body)!.headers.token ?? '',
   expectDial(call, org, ref) {
     expect(call.request).toMatchObject({
       to: [{ type: 'phone', number: wire(ref.to) }],
@@ -276,7 +276,14 @@ const carrierC: Kit = {
     expect(JSON.parse(call.answer!.body)).toEqual([
       {
         action: 'connect',
-        endpoint: [{ type: 'websocket', uri: expect.any(String), 'content-type': 'audio/l16;rate=16000' }],
+        endpoint: [
+          {
+            type: 'websocket',
+            uri: expect.any(String),
+            'content-type': 'audio/l16;rate=16000',
+            headers: { token: expect.any(String), call_uuid: call.sid },
+          },
+        ],
       },
     ]);
   },
@@ -845,7 +852,9 @@ describe('carrier_c inbound calls', () => {
     const stream = new URL(carrierC.streamUrl(rang));
     expect(stream.protocol).toBe('ws:');
     expect(stream.pathname).toBe(`/media-stream/${row!.id}`);
-    await expect(tokens.verify(stream.searchParams.get('token')!, row!.id)).resolves.toEqual({
+    expect(stream.search).toBe('');
+    expect(websocketOfNcco(rang.answer!.body)!.headers.call_uuid).toBe(rang.sid);
+    await expect(tokens.verify(carrierC.streamToken!(rang), row!.id)).resolves.toEqual({
       callId: row!.id,
       organizationId: org.admin.organizationId,
     });

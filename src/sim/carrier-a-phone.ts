@@ -141,22 +141,30 @@ export class PhoneCalls<S extends PhoneSettings = PhoneSettings> {
       customParameters: options.parameters,
       ...(options.wire ? { wire: options.wire } : {}),
     });
+    return this.run(
+      { callSid: options.callSid, phone, streamUrl: options.url, parameters: options.parameters },
+      options.script,
+    );
+  }
+
+  /**
+   * Runs `script` on a phone any carrier's simulator made for an answered call (its wire, URL and
+   * handshake headers are that carrier's): connects it, and ends the call when the script ends, the
+   * platform closes the stream, or `end` is called.
+   */
+  run(
+    call: Pick<PhoneCall, 'callSid' | 'phone' | 'streamUrl' | 'parameters'>,
+    script: PhoneScript,
+  ): PhoneCall {
     let end!: (why: PhoneCallEnd) => void;
     const ended = new Promise<PhoneCallEnd>((resolve) => {
       end = resolve;
     });
-    this.#enders.set(options.callSid, end);
-    const call: PhoneCall = {
-      callSid: options.callSid,
-      phone,
-      streamUrl: options.url,
-      parameters: options.parameters,
-      answeredAt: new Date(),
-      done: Promise.resolve(),
-    };
-    call.done = this.#run(call, options.script, ended, end);
-    this.calls.set(options.callSid, call);
-    return call;
+    this.#enders.set(call.callSid, end);
+    const running: PhoneCall = { ...call, answeredAt: new Date(), done: Promise.resolve() };
+    running.done = this.#run(running, script, ended, end);
+    this.calls.set(call.callSid, running);
+    return running;
   }
 
   /** Ends a live call from outside the stream (REST hang-up, transfer); false when none is live. */

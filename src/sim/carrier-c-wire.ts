@@ -57,6 +57,56 @@ export function callRequestProblems(
   return invalid;
 }
 
+/** The fields of a call's `completed` event beyond its ids: when, how long, what it cost. */
+export function completedFields(startedAt: Date, endedAt: Date, seconds: number): Record<string, unknown> {
+  return {
+    start_time: startedAt.toISOString(),
+    end_time: endedAt.toISOString(),
+    duration: String(seconds),
+    rate: '0.01000000',
+    price: ((seconds / 60) * 0.01).toFixed(8),
+    network: '23410',
+  };
+}
+
+/**
+ * Where a transfer's `destination` sends the call: the number its NCCO connects, else its NCCO URL,
+ * else the NCCO itself; undefined when it is not `{type: "ncco", ncco | url}`.
+ */
+export function transferTarget(destination: Record<string, unknown>): string | undefined {
+  const ncco = Array.isArray(destination.ncco) ? destination.ncco : undefined;
+  const url = Array.isArray(destination.url) ? destination.url[0] : undefined;
+  if (destination.type !== 'ncco' || (!ncco && typeof url !== 'string')) return undefined;
+  const connect = ncco?.map(record).find((action) => action.action === 'connect');
+  const endpoint = Array.isArray(connect?.endpoint) ? record(connect.endpoint[0]) : undefined;
+  if (endpoint?.type === 'phone' && typeof endpoint.number === 'string') return plus(endpoint.number);
+  return typeof url === 'string' ? url : JSON.stringify(ncco);
+}
+
+/** What is wrong with the `digits` of a DTMF request (0-9, *, #, and `p` for a pause). */
+export function digitsProblems(digits: unknown): Problem[] {
+  return typeof digits === 'string' && /^[0-9*#p]{1,100}$/.test(digits)
+    ? []
+    : [{ name: 'digits', reason: 'must be 1 to 100 of 0-9, *, # or p' }];
+}
+
+/** An inbound SMS (or MMS, with `imageUrl`) as the Messages API posts it to the inbound webhook. */
+export function inboundMessage(
+  messageId: string,
+  message: { from: string; to: string; text: string; imageUrl?: string },
+): Record<string, unknown> {
+  const payload: Record<string, unknown> = {
+    channel: message.imageUrl ? 'mms' : 'sms',
+    message_uuid: messageId,
+    to: wire(message.to),
+    from: wire(message.from),
+    timestamp: new Date().toISOString(),
+  };
+  if (!message.imageUrl) return { ...payload, message_type: 'text', text: message.text };
+  const image = message.text ? { url: message.imageUrl, caption: message.text } : { url: message.imageUrl };
+  return { ...payload, message_type: 'image', image };
+}
+
 /** What is wrong with a send-message request. */
 export function messageRequestProblems(body: Record<string, unknown>): Problem[] {
   const invalid: Problem[] = [];

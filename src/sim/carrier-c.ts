@@ -4,22 +4,32 @@
  * call's events), sends messages (posts submitted, then the delivery outcome), and signs every webhook
  * it posts with `Authorization: Bearer <HS256 JWT>` carrying `payload_hash`, as the real service does.
  *
+ * A number given a phone script (`setPhone`) is answered by a simulated phone: when the NCCO
+ * connects a websocket, the call's media stream really runs (carrier-c-phone.ts), the call stays
+ * answered while it does, and `completed` reports its real duration.
+ *
  * Numbers are kept in SimulatedCall / SimulatedMessage in E.164 with `+` (as the other simulators
  * do), so `setCallOutcome('+15551230000', …)` matches a call the wire sent to `15551230000`.
  */
 import { createPublicKey, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { sha256Hex } from '../lib/crypto.js';
+import type { PhoneCall, PhoneScript, PhoneSettings } from './carrier-a-phone.js';
+import { CarrierCPhones } from './carrier-c-phone.js';
 import {
   badRequest,
   callRequestProblems,
+  completedFields,
+  digitsProblems,
   FINAL_EVENT,
   FINAL_MESSAGE_STATUS,
+  inboundMessage,
   messageFailure,
   messageRequestProblems,
   notFound,
   plus,
   record,
+  transferTarget,
   unauthorizedResponse,
   wire,
 } from './carrier-c-wire.js';
@@ -48,6 +58,24 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
   readonly #accounts = new Map<string, Account>();
   /** Which application placed each call / sent each message (its webhooks name it). */
   readonly #owners = new Map<string, string>();
+  readonly #phones = new CarrierCPhones();
+  /** DTMF the platform played into each call (`PUT /v1/calls/{uuid}/dtmf`), by call uuid. */
+  readonly digitsSent = new Map<string, string[]>();
+
+  /** The calls a simulated phone answered (or placed), by call uuid. */
+  get phoneCalls(): ReadonlyMap<string, PhoneCall> {
+    return this.#phones.calls;
+  }
+
+  /** Calls to `number` (`'*'`: every other) are answered by a phone running `script` on the stream. */
+  setPhone(number: string, script: PhoneScript, settings: PhoneSettings = {}): void {
+    this.#phones.set(number, script, settings);
+  }
+
+  override async stop(): Promise<void> {
+    await this.#phones.stopAll();
+    await super.stop();
+  }
 
   addAccount(account: CarrierCAccount): void {
     this.#accounts.set(account.application_id, {
@@ -66,22 +94,7 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
     applicationId?: string;
   }): Promise<{ messageId: string; status: number | 'error' }> {
     const messageId = randomUUID();
-    const payload: Record<string, unknown> = {
-      channel: message.imageUrl ? 'mms' : 'sms',
-      message_uuid: messageId,
-      to: wire(message.to),
-      from: wire(message.from),
-      timestamp: new Date().toISOString(),
-    };
-    if (message.imageUrl) {
-      payload.message_type = 'image';
-      payload.image = message.text
-        ? { url: message.imageUrl, caption: message.text }
-        : { url: message.imageUrl };
-    } else {
-      payload.message_type = 'text';
-      payload.text = message.text;
-    }
+    const payload = inboundMessage(messageId, message);
     const answer = await this.#postSigned(
       message.webhookUrl,
       payload,
@@ -99,7 +112,11 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
     from: string;
     to: string;
     applicationId?: string;
-  }): Promise<SimulatedCall> {
+    /** The caller: a phone running this script on the stream the NCCO connects. */
+    phone?: PhoneScript;
+    /** Where `completed` goes once the phone's call has ended. */
+    eventUrl?: string;
+  }): Promise<SimulatedCall & { phoneCall?: PhoneCall }> {
     const uuid = randomUUID();
     const simulated: SimulatedCall = {
       sid: uuid,
@@ -124,7 +141,16 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
       applicationId,
     );
     if (answer) simulated.answer = answer;
-    return simulated;
+    const phoneCall = call.phone && this.#phones.answer(simulated, { script: call.phone, settings: {} });
+    if (!phoneCall) return simulated;
+    this.background(async () => {
+      await phoneCall.done;
+      const fields = this.#phones.ended(simulated, phoneCall);
+      const base = { uuid, from: wire(call.from), to: wire(call.to), direction: 'inbound' };
+      const completed = { ...base, status: 'completed', ...fields, timestamp: new Date().toISOString() };
+      if (call.eventUrl) await this.#postSigned(call.eventUrl, completed, applicationId);
+    });
+    return Object.assign(simulated, { phoneCall });
   }
 
   protected override unauthorized(): SimResponse {
@@ -142,6 +168,14 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
         method: 'GET',
         pattern: /^\/v1\/calls\/?$/,
         handle: (request) => this.#authenticated(request, () => this.#listCalls()),
+      },
+      {
+        method: 'PUT',
+        pattern: /^\/v1\/calls\/(?<uuid>[^/]+)\/dtmf$/,
+        handle: (request, params) =>
+          this.#authenticated(request, () =>
+            this.#sendDigits(decodeURIComponent(params.uuid ?? ''), request),
+          ),
       },
       {
         method: 'PUT',
@@ -269,16 +303,17 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
       const answer = await this.#postSigned(urls.answerUrl, answerRequest, applicationId);
       if (answer) call.answer = answer;
     }
+    const phoneCall = this.#phones.answer(call);
     await event('answered', { start_time: null, rate: null, network: null });
-    const endedAt = new Date(startedAt.getTime() + outcome.durationSeconds * 1000);
-    await event('completed', {
-      start_time: startedAt.toISOString(),
-      end_time: endedAt.toISOString(),
-      duration: String(outcome.durationSeconds),
-      rate: '0.01000000',
-      price: ((outcome.durationSeconds / 60) * 0.01).toFixed(8),
-      network: '23410',
-    });
+    // A phone's call really lasts: answered until its stream ends, then its real duration.
+    if (phoneCall) await phoneCall.done;
+    const seconds = outcome.durationSeconds;
+    await event(
+      'completed',
+      phoneCall
+        ? this.#phones.ended(call, phoneCall)
+        : completedFields(startedAt, new Date(startedAt.getTime() + seconds * 1000), seconds),
+    );
   }
 
   #listCalls(): SimResponse {
@@ -304,27 +339,20 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
     switch (body.action) {
       case 'hangup':
         call.hungUp = true;
+        this.#phones.end(uuid, 'hang-up');
         return { status: 204 };
       case 'transfer': {
-        const destination = record(body.destination);
-        const ncco = Array.isArray(destination.ncco) ? destination.ncco : undefined;
-        const url = Array.isArray(destination.url) ? destination.url[0] : undefined;
-        if (destination.type !== 'ncco' || (!ncco && typeof url !== 'string')) {
+        const target = transferTarget(record(body.destination));
+        if (target === undefined)
           return badRequest('Invalid transfer destination', [
             {
               name: 'destination',
               reason: 'must be {type: "ncco", ncco: [...]} or {type: "ncco", url: [...]}',
             },
           ]);
-        }
-        const connect = ncco?.map(record).find((action) => action.action === 'connect');
-        const endpoint = Array.isArray(connect?.endpoint) ? record(connect.endpoint[0]) : undefined;
-        call.transferredTo =
-          endpoint?.type === 'phone' && typeof endpoint.number === 'string'
-            ? plus(endpoint.number)
-            : typeof url === 'string'
-              ? url
-              : JSON.stringify(ncco);
+        call.transferredTo = target;
+        // The new NCCO replaces the websocket: the call leaves the platform for the target.
+        this.#phones.end(uuid, 'transfer');
         return { status: 204 };
       }
       case 'mute':
@@ -335,6 +363,17 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
       default:
         return badRequest('Invalid action', [{ name: 'action', reason: 'unknown action' }]);
     }
+  }
+
+  /** Plays key tones into a call: `digits` of 0-9, *, # and `p` (a pause). */
+  #sendDigits(uuid: string, request: RecordedRequest): SimResponse {
+    const call = this.calls.get(uuid);
+    if (!call || call.hungUp) return notFound(`Call ${uuid} does not exist or has ended`);
+    const digits = record(request.body).digits;
+    const invalid = digitsProblems(digits);
+    if (invalid.length > 0 || typeof digits !== 'string') return badRequest('Invalid parameters', invalid);
+    this.digitsSent.set(uuid, [...(this.digitsSent.get(uuid) ?? []), digits]);
+    return { status: 200, body: { message: 'DTMF sent', uuid } };
   }
 
   #sendMessage(account: Account, request: RecordedRequest): SimResponse {

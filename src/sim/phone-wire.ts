@@ -37,8 +37,11 @@ export interface PhoneWire {
    * one; none or several where the wire holds frames back to send them out of order.
    */
   media(index: number, timestampMs: number, ulaw: Uint8Array): PhoneMessage[];
-  /** The echo of a mark whose audio has played. */
-  markEcho(name: string): PhoneMessage;
+  /**
+   * The echo of a mark whose audio has played, or whose audio a clear dropped; undefined when the
+   * carrier says nothing for it (carrier_c drops the notifies a clear emptied).
+   */
+  markEcho(name: string): PhoneMessage | undefined;
   /** What the carrier says once a clear is done, if anything (carrier_c's `websocket:cleared`). */
   cleared?(): PhoneMessage | undefined;
   dtmf(digit: string): PhoneMessage;

@@ -338,7 +338,9 @@ export class SimulatedPhone {
   #echo(marks: MarkRecord[]): void {
     for (const mark of marks) {
       if (!this.#streaming) return;
-      this.#send(this.#wire.markEcho(mark.name));
+      const echo = this.#wire.markEcho(mark.name);
+      if (echo === undefined) continue;
+      this.#send(echo);
       mark.echoedAtMs = this.now();
     }
   }

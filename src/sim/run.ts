@@ -1,11 +1,11 @@
 /**
  * Runs the simulators for local development (`npm run sim`): the three carriers, the cloud function
- * API, and the voice vendors (speech-to-text stt_a, the OpenAI-compatible language model,
- * text-to-speech tts_a, tts_b, tts_c and tts_d), each with one demo account, and prints what to configure:
- * the base URLs for the platform's environment, the credentials and keys to store in your
- * organization, and the cloud credentials to list functions with. A call placed through carrier A or B is answered by a simulated phone that holds
- * the demo conversation (sim/demo-caller.ts) with the assistant over the media stream; calls through
- * the other carriers complete after 30 s of (simulated) talk. Messages are delivered. Signed webhooks
+ * API, and the voice vendors (speech-to-text stt_a, the language model in both dialects,
+ * text-to-speech tts_a, tts_b, tts_c and tts_d), each with one demo account, and prints what to
+ * configure: the base URLs for the platform's environment, the credentials and keys to store in your
+ * organization, and the cloud credentials to list functions with. A call placed through any carrier
+ * is answered by a simulated phone that holds the demo conversation (sim/demo-caller.ts) with the
+ * assistant over that carrier's media stream. Messages are delivered. Signed webhooks
  * and the media stream go to the URLs the platform gives, so start the platform with PUBLIC_URL
  * reachable from here (the default is).
  */
@@ -168,6 +168,7 @@ ttsD.addProject(ttsDProject);
 // Every call placed through carrier A is answered by the demo caller.
 carrierA.setPhone('*', demoCaller);
 carrierB.setPhone('*', demoCaller);
+carrierC.setPhone('*', demoCaller);
 
 const [a, b, c, l, s, m, t, tb, tc, d] = await Promise.all([
   carrierA.start(firstPort),
@@ -213,7 +214,7 @@ then store these credentials in your organization (admin):
 
 The private key changes at every start of the simulators: store the credentials again after one.
 An assistant speaking with tts_d names the project: "tts_settings":{"provider":"tts_d","provider_config":{"project_uuid":"${ttsDProject}"}}.
-A call placed through carrier A or B is answered by a simulated caller who says, in turn: ${DEMO_UTTERANCES.join(', ')}.
+A call placed through any carrier is answered by a simulated caller who says, in turn: ${DEMO_UTTERANCES.join(', ')}.
 
 List the demo cloud account's functions (3 in us-east-1, 120 in eu-west-1):
 

@@ -57,6 +57,11 @@ export interface CarrierMediaTarget {
   call(t: TestPlatform, f: Factories): Promise<StreamableCall>;
   /** Something the carrier never sends (for the protocol-error cases). */
   malformed: PhoneMessage;
+  /**
+   * How the stream ends when the caller hangs up: `stop` where the carrier says so first (carrier_a),
+   * `closed` where it only closes the socket (carrier_c). Default `stop`.
+   */
+  hangUpEnds?: 'stop' | 'closed';
 }
 
 /** A caller frame whose every sample is `level` (μ-law 8 kHz, 20 ms): its level survives any wire. */
@@ -162,7 +167,7 @@ export function runCarrierMediaConformance(target: CarrierMediaTarget): void {
       await phone.hangUp();
       await waitFor(() => attached.events.at(-1)?.type === 'ended', 5000);
       expect(attached.events.filter((event) => event.type === 'ended')).toEqual([
-        { type: 'ended', reason: 'stop' },
+        { type: 'ended', reason: target.hangUpEnds ?? 'stop' },
       ]);
       expect(runtime.of(call.callId)).toHaveLength(1);
       expect(t.logs.join('\n')).not.toContain(call.token);

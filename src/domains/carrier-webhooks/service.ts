@@ -20,6 +20,7 @@ import type {
   IncomingWebhook,
   WebhookOwner,
 } from '../../providers/carriers/types.js';
+import { type AudioFormat, MULAW_8K } from '../../voice/audio.js';
 import * as callReads from '../calls/reads.js';
 import type { CallService } from '../calls/service.js';
 import { forbidden, notFound } from '../errors.js';
@@ -51,8 +52,11 @@ interface Subject {
   number?: { id: number; assistantId: number | null; provider: string; phoneNumber: string };
 }
 
-/** Told when a call is given its media stream (the answer markup is on its way to the carrier). */
-export type CallAnsweredListener = (tenant: Tenant, callId: number) => void;
+/**
+ * Told when a call is given its media stream (the answer markup is on its way to the carrier), with
+ * the audio format the markup asked for (undefined: the carrier's default, μ-law 8 kHz).
+ */
+export type CallAnsweredListener = (tenant: Tenant, callId: number, format: AudioFormat | undefined) => void;
 
 export class CarrierWebhookService {
   readonly #answerListeners: CallAnsweredListener[] = [];
@@ -105,9 +109,12 @@ export class CarrierWebhookService {
     if (kind !== 'voice') return NO_CONTENT;
     if (!call) throw notFound('No call to connect: the number is routed to no assistant');
     if (!adapter.answerMarkup) return this.#answerByCommand(adapter, tenant, subject, call, events);
-    const markup = adapter.answerMarkup(await this.deps.calls.mediaStream(tenant, call.id));
+    const stream = await this.deps.calls.mediaStream(tenant, call.id);
+    // The carrier's id of the call, from our record or from this (verified) answer request.
+    const callSid = call.callSid ?? owner.callSid;
+    const markup = adapter.answerMarkup(callSid ? { ...stream, callSid } : stream);
     // The stream follows this answer within moments: whoever serves it may get ready now.
-    for (const listener of this.#answerListeners) listener(tenant, call.id);
+    for (const listener of this.#answerListeners) listener(tenant, call.id, markup.format);
     return { status: 200, contentType: markup.contentType, body: markup.body };
   }
 
@@ -131,7 +138,8 @@ export class CarrierWebhookService {
     });
     if (!credentials) throw forbidden(UNVERIFIED);
     // The stream follows the answer within moments: whoever serves it may get ready now.
-    for (const listener of this.#answerListeners) listener(tenant, call.id);
+    // The answer command asks for μ-law both ways (carrier_b's PCMU stream).
+    for (const listener of this.#answerListeners) listener(tenant, call.id, MULAW_8K);
     const stream = await this.deps.calls.mediaStream(tenant, call.id);
     await adapter.answerCall(credentials, { callSid: call.callSid!, callId: call.id, stream });
     return NO_CONTENT;

@@ -5,8 +5,9 @@
  * - Every request carries `Authorization: Bearer <JWT>`: RS256, signed with the application's private
  *   key, claims `application_id`, `iat`, `exp`, `jti` (developer.vonage.com/en/jwt, "Authentication").
  * - Calls: `POST /v1/calls` with an answer URL the carrier fetches (POST) when the callee answers;
- *   we answer with an NCCO that connects the call to our media WebSocket. `PUT /v1/calls/{uuid}`
- *   hangs up or transfers (developer.vonage.com/en/api/voice, "Voice API overview").
+ *   we answer with an NCCO that connects the call to our media WebSocket (carrier-c-media.ts speaks
+ *   it). `PUT /v1/calls/{uuid}` hangs up or transfers, `PUT /v1/calls/{uuid}/dtmf` plays key tones
+ *   into the call (developer.vonage.com/en/api/voice, "Voice API overview").
  * - Messages: `POST /v1/messages` (channel `sms` or `mms`) answers 202 `{message_uuid}`; it does not
  *   report parts, so segments are counted here.
  * - Webhooks are JSON and signed: `Authorization: Bearer <JWT>` made with HS256 and the account's
@@ -19,10 +20,12 @@
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
 import { smsSegments } from '../../lib/sms-segments.js';
+import { type AudioFormat, LINEAR16_16K } from '../../voice/audio.js';
 import { ProviderError } from '../errors.js';
 import { providerRequest } from '../http.js';
+import { CALL_UUID_HEADER, CARRIER_C_CONTENT_TYPE, TOKEN_HEADER } from './carrier-c-media.js';
 import { requestToken, unverifiedApplicationId, webhookSignatureValid } from './carrier-c-tokens.js';
-import { type MediaStreamTarget, streamUrlWithToken } from './media.js';
+import type { MediaStreamTarget } from './media.js';
 import type {
   CarrierAdapter,
   CarrierCredentials,
@@ -40,7 +43,7 @@ const PROVIDER = 'carrier_c';
 /** The Voice API accepts a ringing timer of 1–120 seconds (default 60). */
 const RINGING_TIMER_RANGE = [1, 120] as const;
 /** The audio our media stream takes: 16-bit linear PCM at 16 kHz. */
-export const STREAM_CONTENT_TYPE = 'audio/l16;rate=16000';
+export const STREAM_CONTENT_TYPE = CARRIER_C_CONTENT_TYPE;
 
 /** Voice event `status` → our call status. Statuses not listed (human, machine…) carry no change. */
 const CALL_STATUSES: Record<string, CallStatus> = {
@@ -134,6 +137,11 @@ export class CarrierCAdapter implements CarrierAdapter {
         ncco: [{ action: 'connect', endpoint: [{ type: 'phone', number: wireNumber(to) }] }],
       },
     });
+  }
+
+  /** Plays DTMF tones into the call (`digits`: 0-9, *, #, and `p` for a 500 ms pause). */
+  async sendDtmf(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void> {
+    await this.#request(credentials, 'PUT', `/v1/calls/${encodeURIComponent(callSid)}/dtmf`, { digits });
   }
 
   async sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage> {
@@ -275,17 +283,22 @@ export class CarrierCAdapter implements CarrierAdapter {
     return [];
   }
 
-  /** An NCCO that connects the call's audio to our media WebSocket. */
-  answerMarkup(stream: MediaStreamTarget): { contentType: string; body: string } {
-    // Its media streams are not served yet (issue 18): the token rides in the URL meanwhile.
-    const uri = streamUrlWithToken(stream);
+  /**
+   * An NCCO that connects the call's audio to our media WebSocket, 16-bit PCM at 16 kHz. The endpoint's
+   * `headers` come back in the stream's first message (`websocket:connected`), so the single-call token
+   * and the carrier's call uuid travel there, not in the URL (carrier-c-media.ts reads them). Nothing
+   * follows the `connect`: when the stream closes, the call ends.
+   */
+  answerMarkup(stream: MediaStreamTarget): { contentType: string; body: string; format: AudioFormat } {
+    const headers: Record<string, string> = { [TOKEN_HEADER]: stream.token };
+    if (stream.callSid) headers[CALL_UUID_HEADER] = stream.callSid;
     const ncco = [
       {
         action: 'connect',
-        endpoint: [{ type: 'websocket', uri, 'content-type': STREAM_CONTENT_TYPE }],
+        endpoint: [{ type: 'websocket', uri: stream.url, 'content-type': STREAM_CONTENT_TYPE, headers }],
       },
     ];
-    return { contentType: 'application/json', body: JSON.stringify(ncco) };
+    return { contentType: 'application/json', body: JSON.stringify(ncco), format: LINEAR16_16K };
   }
 
   async #request<T>(

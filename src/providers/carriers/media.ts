@@ -12,11 +12,16 @@ export interface MediaStreamTarget {
   url: string;
   /** The signed media token (lib/media-token.ts). How it travels is each carrier's (see answerMarkup). */
   token: string;
+  /**
+   * The carrier's id of the call, where known when the markup is made (the answer request names it):
+   * carrier_c has it echoed in its stream's first message.
+   */
+  callSid?: string;
 }
 
 /**
- * The stream URL with the token in its query: what carrier_b and carrier_c are given until their
- * media wires take the token as their protocols allow (then this goes).
+ * The stream URL with the token in its query: what carrier_b is given until its media wire takes the
+ * token as its protocol allows (then this goes).
  */
 export function streamUrlWithToken(stream: MediaStreamTarget): string {
   return `${stream.url}?token=${encodeURIComponent(stream.token)}`;

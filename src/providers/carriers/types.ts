@@ -6,6 +6,7 @@
 
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
+import type { AudioFormat } from '../../voice/audio.js';
 import type { CarrierId } from '../ids.js';
 import type { MediaHandshake, MediaStreamTarget } from './media.js';
 
@@ -123,7 +124,7 @@ export interface CarrierAdapter {
   hangUp(credentials: CarrierCredentials, callSid: string): Promise<void>;
   /** Moves a live call to another number. */
   transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void>;
-  /** Plays DTMF digits (`0-9`, `*`, `#`, `A-D`) into a live call, where the carrier has a command for it. */
+  /** Plays DTMF digits (`0-9`, `*`, `#`, `A-D`) into a live call (carrier_b's command, carrier_c's REST call). */
   sendDtmf?(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void>;
   sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage>;
   /** Asks the carrier whether the credentials work; never throws for a refusal (valid: false). */
@@ -137,9 +138,10 @@ export interface CarrierAdapter {
   /**
    * What to answer the carrier's "the call connected, what now?" request with: markup that connects
    * the call's audio to `stream.url`, carrying `stream.token` the way the carrier allows. Carriers
-   * that stream from the dial request (carrier_b) have none.
+   * that stream from the dial request (carrier_b) have none. `format` is the audio the markup asks the
+   * carrier to stream, where it chooses one (carrier_c: 16-bit PCM at 16 kHz); none: μ-law 8 kHz.
    */
-  answerMarkup?(stream: MediaStreamTarget): { contentType: string; body: string };
+  answerMarkup?(stream: MediaStreamTarget): { contentType: string; body: string; format?: AudioFormat };
   /**
    * For carriers whose inbound calls are answered by a command rather than by markup (carrier_b's
    * call control): answers the ringing call `callSid` (our call `callId`) and streams its audio to
