@@ -74,6 +74,32 @@ describe('a voice that breaks mid-utterance', () => {
   });
 });
 
+describe('text as the model writes it', () => {
+  it('speaks a sentence at its end, holds a word begun after it, and never doubles a space', async () => {
+    const before = tts.connections.length;
+    const lane = new SpeechLane({
+      adapter: new TtsAAdapter(),
+      candidates: [{ provider: 'tts_a', apiKey: 'first-key', baseUrl: ttsUrl, label: 'first' }],
+      format: MULAW_8K,
+      voice: { voiceId: 'v', voiceSettings: {} },
+      signal: new AbortController().signal,
+      clock: () => performance.now(),
+      onAudio: () => {},
+      onFallback: () => {},
+    });
+    // Tokens as a loaded machine may read them: a sentence end and the next word's start together.
+    for (const token of ['Of', ' course. W']) lane.write(token);
+    lane.flushSentence();
+    for (const token of ['e', ' have', ' openings.']) lane.write(token);
+    lane.flushSentence();
+    for (const token of [' Which', ' suits', ' you?']) lane.write(token);
+    await lane.end();
+    const [stream] = tts.connections.slice(before);
+    expect(stream!.texts.join('')).toBe('Of course. We have openings. Which suits you? ');
+    expect(lane.spoken.heard(Number.POSITIVE_INFINITY)).toBe('Of course. We have openings. Which suits you?');
+  });
+});
+
 describe('what the audio covered', () => {
   it('by the alignment: a word whose end was not aligned is said again in full', () => {
     const cut = new SpokenText();

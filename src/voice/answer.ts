@@ -37,7 +37,7 @@ export interface AnswerRequest {
   adapterFor(provider: string): LlmAdapter | undefined;
   parameters: LlmParameters;
   /** Where the words go; only `write`, `flush` and `retract` are used. */
-  lane: Pick<SpeechLane, 'write' | 'flush' | 'retract'>;
+  lane: Pick<SpeechLane, 'write' | 'flush' | 'flushSentence' | 'retract'>;
   signal: AbortSignal;
   clock: () => number;
   /** Stamped as the answer goes: llmRequestAt, llmFirstTokenAt, firstSentenceAt. */
@@ -258,7 +258,7 @@ class TurnText {
     lane.write(added);
     if (this.#splitter.push(added).length > 0) {
       marks.firstSentenceAt ??= clock();
-      lane.flush();
+      lane.flushSentence();
     }
   }
 

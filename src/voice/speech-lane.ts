@@ -37,6 +37,8 @@ export class SpeechLane {
   #ended = false;
   /** The start of a word whose end has not been written yet. */
   #partial = '';
+  /** The last flush gave the vendor a space the model had not written yet. */
+  #padded = false;
   #stream: TtsStream | undefined;
   #candidateIndex = -1;
   #audioSeen = false;
@@ -66,7 +68,10 @@ export class SpeechLane {
    * when it has enough to speak), a word cut between tokens waits for its end.
    */
   write(text: string): void {
+    // A flush ended the last word with a space of its own: the model's space after it is one too many.
+    if (this.#padded && /^\s/.test(text)) text = text.slice(1);
     if (!text) return;
+    this.#padded = false;
     this.#requestedAt ??= this.options.clock();
     this.#partial += text;
     const last = Math.max(this.#partial.lastIndexOf(' '), this.#partial.lastIndexOf('\n'));
@@ -75,10 +80,26 @@ export class SpeechLane {
     this.#partial = this.#partial.slice(last + 1);
   }
 
-  /** Speak what was written so far without waiting for more (a sentence is complete). */
+  /** Speak everything written so far without waiting for more (the answer is complete). */
   flush(): void {
-    if (this.#partial) this.#deliver(`${this.#partial} `);
+    if (this.#partial) {
+      this.#deliver(`${this.#partial} `);
+      this.#padded = true;
+    }
     this.#partial = '';
+    this.#stream?.flush();
+  }
+
+  /**
+   * A sentence is complete: speak it now. Text written after its end that may be the start of a
+   * word ("Of course. W") stays held until the word is whole; a sentence whose last word has no
+   * space after it yet ("course.") goes out with one.
+   */
+  flushSentence(): void {
+    if (/[.!?…,;:]["')\]]?$/.test(this.#partial)) {
+      this.flush();
+      return;
+    }
     this.#stream?.flush();
   }
 
@@ -86,6 +107,7 @@ export class SpeechLane {
   retract(): string {
     const held = this.#partial;
     this.#partial = '';
+    this.#padded = false;
     return held;
   }
 

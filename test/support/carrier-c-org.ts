@@ -31,7 +31,7 @@ export async function carrierCOrganization(
   f: Factories,
   sim: CarrierCSimulator,
 ): Promise<CarrierCOrganization> {
-  serial += 1;
+  const mine = ++serial;
   const admin = await f.user();
   const applicationId = randomUUID();
   sim.addAccount({ application_id: applicationId, public_key_pem: rsa.publicKey });
@@ -49,7 +49,7 @@ export async function carrierCOrganization(
   });
   expectStatus(put, 200);
   const assistantId = await f.assistant(admin, 'Caller');
-  const number = `+1415333${String(1000 + serial).padStart(4, '0')}`;
+  const number = `+1415333${String(1000 + mine).padStart(4, '0')}`;
   const registered = await t.app.inject({
     method: 'POST',
     url: '/api/v1/phone-numbers',

@@ -161,10 +161,11 @@ export class Factories {
     } = {},
   ): Promise<CarrierOrganization> {
     const admin = await this.user();
-    carrierSerial += 1;
+    // Taken once: organizations made at the same time each keep their own serial across the awaits.
+    const serial = ++carrierSerial;
     const account = {
-      account_sid: `AC${String(carrierSerial).padStart(32, '0')}`,
-      auth_token: `carrier-token-${carrierSerial}-${randomBytes(4).toString('hex')}`,
+      account_sid: `AC${String(serial).padStart(32, '0')}`,
+      auth_token: `carrier-token-${serial}-${randomBytes(4).toString('hex')}`,
     };
     options.sim?.addAccount(account);
     if (options.credentials !== false) {
@@ -178,7 +179,7 @@ export class Factories {
     }
     const assistantId = await this.assistant(admin, options.assistantName ?? 'Caller');
     if (options.number === false) return { admin, account, assistantId, number: '', numberId: 0 };
-    const number = `+1415999${String(carrierSerial).padStart(4, '0')}`;
+    const number = `+1415999${String(serial).padStart(4, '0')}`;
     const registered = await this.t.app.inject({
       method: 'POST',
       url: '/api/v1/phone-numbers',

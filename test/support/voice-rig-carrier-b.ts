@@ -26,9 +26,9 @@ export function carrierB(
     },
     stop: () => sim.stop(),
     async organization(f) {
-      serial += 1;
+      const mine = ++serial;
       const admin = await f.user();
-      const account = { api_key: `KEY-RIG-B-${serial}`, connection_id: `rig-app-b-${serial}` };
+      const account = { api_key: `KEY-RIG-B-${mine}`, connection_id: `rig-app-b-${mine}` };
       sim.addAccount(account);
       expectStatus(
         await f.t.app.inject({
@@ -40,7 +40,7 @@ export function carrierB(
         200,
       );
       const assistantId = await f.assistant(admin, 'Caller');
-      const number = `+1415222${String(1000 + serial).padStart(4, '0')}`;
+      const number = `+1415222${String(1000 + mine).padStart(4, '0')}`;
       expectStatus(
         await f.t.app.inject({
           method: 'POST',

@@ -83,8 +83,10 @@ export interface CallOutcome {
   transcript: Array<{ speaker: string; text: string }>;
   events: Array<{ type: string; data: Record<string, unknown> }>;
   status: string;
-  /** What the language model simulator received during this call. */
+  /** What the language model simulator received while this call ran (other calls' too, if any ran beside it). */
   llmRequests: LlmRecordedRequest[];
+  /** The keys the call's organization was given. */
+  keys: RigKeys;
 }
 
 export interface VoiceRigOptions {
@@ -121,26 +123,27 @@ export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<Voic
   const voiceById = Object.fromEntries(voices.map((voice) => [voice.id, voice])) as VoiceRig['voices'];
 
   async function call(options: CallOptions): Promise<CallOutcome> {
-    serial += 1;
+    // Taken once: calls placed at the same time each keep their own serial across the awaits.
+    const n = ++serial;
     const carrier = carrierById[options.vendors?.carrier ?? 'carrier_a'];
     const voice = voiceById[options.vendors?.tts ?? 'tts_a'];
     if (!carrier || !voice) throw new Error('the rig was not started with that carrier or voice');
     const llmId = options.vendors?.llm ?? 'llm_a';
     const org = options.organization ?? (await carrier.organization(f));
     const keys: RigKeys = {
-      llm: `llm-key-${serial}`,
-      stt: `stt-key-${serial}`,
-      tts: `tts-key-${serial}`,
-      [llmId]: `llm-key-${serial}`,
-      stt_a: `stt-key-${serial}`,
-      [voice.id]: `tts-key-${serial}`,
+      llm: `llm-key-${n}`,
+      stt: `stt-key-${n}`,
+      tts: `tts-key-${n}`,
+      [llmId]: `llm-key-${n}`,
+      stt_a: `stt-key-${n}`,
+      [voice.id]: `tts-key-${n}`,
     };
     Object.assign(keys, options.keys);
-    llm.addKey(`llm-key-${serial}`);
-    stt.addKey(`stt-key-${serial}`);
-    voice.addKey(`tts-key-${serial}`);
-    stt.setScript(`stt-key-${serial}`, options.heard);
-    if (options.llm) llm.setScript(`llm-key-${serial}`, options.llm);
+    llm.addKey(`llm-key-${n}`);
+    stt.addKey(`stt-key-${n}`);
+    voice.addKey(`tts-key-${n}`);
+    stt.setScript(`stt-key-${n}`, options.heard);
+    if (options.llm) llm.setScript(`llm-key-${n}`, options.llm);
     const firstRequest = llm.requests.length;
     const apiKeys = Object.fromEntries([llmId, 'stt_a', voice.id].map((id) => [id, { api_key: keys[id]! }]));
     const put = await t.app.inject({
@@ -165,7 +168,7 @@ export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<Voic
       expectStatus(updated, 200);
     }
     await options.prepare?.(org, keys);
-    const customer = `+1415888${String(1000 + serial).padStart(4, '0')}`;
+    const customer = `+1415888${String(1000 + n).padStart(4, '0')}`;
     let callId: number;
     let phoneCall: PhoneCall;
     if (options.inbound) {
@@ -228,6 +231,7 @@ export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<Voic
       events: events as CallOutcome['events'],
       status: call.status,
       llmRequests: llm.requests.slice(firstRequest),
+      keys,
     };
   }
 
