@@ -1,9 +1,11 @@
 /**
  * What every language model dialect does with an HTTP answer that is not a stream: read a bounded
  * part of the error body, keep keys out of the messages we build from it, and read how long the
- * vendor asked us to wait. Shared by the chat completions and the messages API adapters, whose
- * vendors quote refused keys and send `retry-after` alike.
+ * vendor asked us to wait; and the failures a streamed answer can have. Shared by the chat
+ * completions and the messages API adapters, whose vendors quote refused keys and send
+ * `retry-after` alike.
  */
+import { ProviderError } from '../errors.js';
 
 /** How much of an error answer is read: enough for the vendor's JSON error, never a whole page. */
 const ERROR_BODY_LIMIT = 8_192;
@@ -81,5 +83,37 @@ export function describeErrorBody(text: string): { message?: string; code?: stri
     message: typeof message === 'string' ? message.slice(0, 200) : undefined,
     code: typeof named === 'string' || typeof named === 'number' ? String(named) : undefined,
     type: typeof type === 'string' ? type : undefined,
+  };
+}
+
+/**
+ * The failures every streamed answer can have, the same whatever the dialect: all worth another
+ * try (the next key or provider), each with its code.
+ */
+export function answerErrors(provider: string) {
+  return {
+    /** An error the vendor reported inside a successful answer (an error event, an error finish). */
+    reported: (error: { message: string; code?: string; type?: string }) =>
+      new ProviderError(`${provider} reported an error mid-stream: ${error.message}`, {
+        provider,
+        retryable: true,
+        code: error.code ?? error.type,
+      }),
+    timeout: (cause: unknown) =>
+      new ProviderError(`${provider} sent no first token in time`, {
+        provider,
+        retryable: true,
+        code: 'first_token_timeout',
+        cause,
+      }),
+    unreachable: (cause: unknown) =>
+      new ProviderError(`${provider} could not be reached`, { provider, retryable: true, cause }),
+    broken: (what: string, cause?: unknown) =>
+      new ProviderError(`${provider}: ${what}`, {
+        provider,
+        retryable: true,
+        code: 'stream_incomplete',
+        cause,
+      }),
   };
 }

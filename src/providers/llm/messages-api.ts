@@ -15,6 +15,7 @@
  */
 import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
 import {
+  answerErrors,
   describeErrorBody,
   parseJson,
   readLimited,
@@ -41,7 +42,11 @@ type Block = Record<string, unknown>;
 export class MessagesApiAdapter implements LlmAdapter {
   readonly dialect = 'messages';
 
-  constructor(private readonly provider = 'llm_b') {}
+  readonly #errors: ReturnType<typeof answerErrors>;
+
+  constructor(private readonly provider = 'llm_b') {
+    this.#errors = answerErrors(provider);
+  }
 
   async *stream(request: ChatRequest): AsyncGenerator<LlmEvent> {
     if (request.signal.aborted) return;
@@ -73,10 +78,10 @@ export class MessagesApiAdapter implements LlmAdapter {
         });
       } catch (error) {
         if (request.signal.aborted) return;
-        throw timedOut ? this.#timeout(error) : this.#unreachable(error);
+        throw timedOut ? this.#errors.timeout(error) : this.#errors.unreachable(error);
       }
       if (!response.ok) throw await this.#refusal(response, request.apiKey);
-      if (!response.body) throw this.#broken('the answer had no body');
+      if (!response.body) throw this.#errors.broken('the answer had no body');
       if ((response.headers.get('content-type') ?? '').includes('application/json')) {
         // A gateway that ignores `stream: true` answers the whole message at once.
         let text: string;
@@ -84,12 +89,12 @@ export class MessagesApiAdapter implements LlmAdapter {
           text = await response.text();
         } catch (error) {
           if (request.signal.aborted) return;
-          throw timedOut ? this.#timeout(error) : this.#broken('the answer broke off', error);
+          throw timedOut ? this.#errors.timeout(error) : this.#errors.broken('the answer broke off', error);
         }
         const texts: string[] = [];
         for (const event of wholeAsEvents(parseJson(text))) {
           const outcome = events.add(event);
-          if (outcome.error) throw this.#reported(outcome.error);
+          if (outcome.error) throw this.#errors.reported(outcome.error);
           texts.push(...outcome.text);
           if (outcome.stopped) {
             timing.firstByteAt = timing.endedAt = performance.now();
@@ -99,7 +104,7 @@ export class MessagesApiAdapter implements LlmAdapter {
             return;
           }
         }
-        throw this.#broken('the answer was no message');
+        throw this.#errors.broken('the answer was no message');
       }
 
       const reader = response.body.getReader();
@@ -110,11 +115,11 @@ export class MessagesApiAdapter implements LlmAdapter {
           step = await reader.read();
         } catch (error) {
           if (request.signal.aborted) return;
-          throw timedOut ? this.#timeout(error) : this.#broken('the stream broke off', error);
+          throw timedOut ? this.#errors.timeout(error) : this.#errors.broken('the stream broke off', error);
         }
         for (const data of step.done ? sse.end() : sse.push(step.value)) {
           const outcome = events.add(parseJson(data));
-          if (outcome.error) throw this.#reported(outcome.error);
+          if (outcome.error) throw this.#errors.reported(outcome.error);
           if (outcome.output && timing.firstByteAt === undefined) {
             timing.firstByteAt = performance.now();
             clearTimeout(timer);
@@ -132,7 +137,7 @@ export class MessagesApiAdapter implements LlmAdapter {
         }
         if (step.done) {
           if (request.signal.aborted) return;
-          throw this.#broken('the stream ended without message_stop');
+          throw this.#errors.broken('the stream ended without message_stop');
         }
       }
     } finally {
@@ -168,41 +173,6 @@ export class MessagesApiAdapter implements LlmAdapter {
         retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
       },
     );
-  }
-
-  /** An `error` event inside a streamed answer (`overloaded_error`, `api_error`…): worth another try. */
-  #reported(error: { message: string; type?: string }): ProviderError {
-    return new ProviderError(`${this.provider} reported an error mid-stream: ${error.message}`, {
-      provider: this.provider,
-      retryable: true,
-      code: error.type,
-    });
-  }
-
-  #timeout(cause: unknown): ProviderError {
-    return new ProviderError(`${this.provider} sent no first token in time`, {
-      provider: this.provider,
-      retryable: true,
-      code: 'first_token_timeout',
-      cause,
-    });
-  }
-
-  #unreachable(cause: unknown): ProviderError {
-    return new ProviderError(`${this.provider} could not be reached`, {
-      provider: this.provider,
-      retryable: true,
-      cause,
-    });
-  }
-
-  #broken(what: string, cause?: unknown): ProviderError {
-    return new ProviderError(`${this.provider}: ${what}`, {
-      provider: this.provider,
-      retryable: true,
-      code: 'stream_incomplete',
-      cause,
-    });
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
 import {
+  answerErrors,
   describeErrorBody,
   parseJson,
   readLimited,
@@ -27,7 +28,11 @@ export class OpenAiChatAdapter implements LlmAdapter {
   readonly dialect = 'openai-chat';
 
   /** `provider` names the vendor in errors (llm_a, custom…). */
-  constructor(private readonly provider: string) {}
+  readonly #errors: ReturnType<typeof answerErrors>;
+
+  constructor(private readonly provider: string) {
+    this.#errors = answerErrors(provider);
+  }
 
   async *stream(request: ChatRequest): AsyncGenerator<LlmEvent> {
     if (request.signal.aborted) return;
@@ -52,12 +57,12 @@ export class OpenAiChatAdapter implements LlmAdapter {
         });
       } catch (error) {
         if (request.signal.aborted) return;
-        throw timedOut ? this.#timeout(error) : this.#unreachable(error);
+        throw timedOut ? this.#errors.timeout(error) : this.#errors.unreachable(error);
       }
       if (!response.ok) {
         throw await this.#refusal(response, request.apiKey);
       }
-      if (!response.body) throw this.#broken('the answer had no body');
+      if (!response.body) throw this.#errors.broken('the answer had no body');
       if ((response.headers.get('content-type') ?? '').includes('application/json')) {
         // An endpoint that ignores `stream: true` answers the whole completion at once.
         const chunks = new ChatChunkAssembler();
@@ -66,13 +71,13 @@ export class OpenAiChatAdapter implements LlmAdapter {
           text = await response.text();
         } catch (error) {
           if (request.signal.aborted) return;
-          throw timedOut ? this.#timeout(error) : this.#broken('the answer broke off', error);
+          throw timedOut ? this.#errors.timeout(error) : this.#errors.broken('the answer broke off', error);
         }
         const whole = parseJson(text) as { choices?: unknown; error?: unknown } | undefined;
         if (!Array.isArray(whole?.choices) && !whole?.error)
-          throw this.#broken('the answer was no completion');
+          throw this.#errors.broken('the answer was no completion');
         const outcome = chunks.add(wholeAsChunk(whole));
-        if (outcome.error) throw this.#reported(outcome.error);
+        if (outcome.error) throw this.#errors.reported(outcome.error);
         timing.firstByteAt = timing.endedAt = performance.now();
         for (const piece of outcome.text) yield { type: 'text', text: piece };
         for (const call of chunks.toolCalls()) yield { type: 'tool_call', call };
@@ -89,7 +94,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
           step = await reader.read();
         } catch (error) {
           if (request.signal.aborted) return;
-          throw timedOut ? this.#timeout(error) : this.#broken('the stream broke off', error);
+          throw timedOut ? this.#errors.timeout(error) : this.#errors.broken('the stream broke off', error);
         }
         for (const data of step.done ? sse.end() : sse.push(step.value)) {
           if (data.trim() === '[DONE]') {
@@ -99,7 +104,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
             return;
           }
           const outcome = chunks.add(parseJson(data));
-          if (outcome.error) throw this.#reported(outcome.error);
+          if (outcome.error) throw this.#errors.reported(outcome.error);
           if (outcome.output && timing.firstByteAt === undefined) {
             timing.firstByteAt = performance.now();
             clearTimeout(timer);
@@ -111,7 +116,7 @@ export class OpenAiChatAdapter implements LlmAdapter {
         }
         if (step.done) {
           if (request.signal.aborted) return;
-          throw this.#broken('the stream ended without [DONE]');
+          throw this.#errors.broken('the stream ended without [DONE]');
         }
       }
     } finally {
@@ -148,41 +153,6 @@ export class OpenAiChatAdapter implements LlmAdapter {
         retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
       },
     );
-  }
-
-  /** An error the vendor reported inside a successful answer (an error event, an error finish). */
-  #reported(error: { message: string; code?: string; type?: string }): ProviderError {
-    return new ProviderError(`${this.provider} reported an error mid-stream: ${error.message}`, {
-      provider: this.provider,
-      retryable: true,
-      code: error.code ?? error.type,
-    });
-  }
-
-  #timeout(cause: unknown): ProviderError {
-    return new ProviderError(`${this.provider} sent no first token in time`, {
-      provider: this.provider,
-      retryable: true,
-      code: 'first_token_timeout',
-      cause,
-    });
-  }
-
-  #unreachable(cause: unknown): ProviderError {
-    return new ProviderError(`${this.provider} could not be reached`, {
-      provider: this.provider,
-      retryable: true,
-      cause,
-    });
-  }
-
-  #broken(what: string, cause?: unknown): ProviderError {
-    return new ProviderError(`${this.provider}: ${what}`, {
-      provider: this.provider,
-      retryable: true,
-      code: 'stream_incomplete',
-      cause,
-    });
   }
 }
 
