@@ -1,13 +1,50 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Test files that measure time against the wall clock tightly enough that a loaded machine breaks
+ * them: the SMS rate (arrival gaps at the carrier), the pairwise vendor matrix (twelve real-time
+ * calls at once, each with a barge-in) and the recording's length against the stream's (within
+ * 40 ms over a call). They run last, one at a time, once the rest is done.
+ */
+const ALONE = ['test/sms.test.ts', 'test/voice-matrix.test.ts', 'test/voice-recording.test.ts'];
+
+/**
+ * The rest runs three files at a time. Most files wait on the wall clock (a live call is real time,
+ * a durability test waits for a process to start again), so three workers keep two cores busy: the
+ * suite's sum of file times is about 40 minutes, its wall time about 16 (docs/development.md).
+ */
+const TOGETHER_WORKERS = 3;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
     reporters: ['default'],
+    maxWorkers: TOGETHER_WORKERS,
+    minWorkers: 1,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'together',
+          include: ['test/**/*.test.ts'],
+          exclude: ALONE,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: ALONE,
+          // One process runs the project's files one after another.
+          poolOptions: { forks: { singleFork: true } },
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -10,9 +10,12 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { analysisRoutes } from './domains/analysis/routes.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
 import { assistantRoutes } from './domains/assistants/routes.js';
 import { billingRoutes } from './domains/billing/routes.js';
+import { callAnalyticsRoutes } from './domains/calls/analytics-routes.js';
+import { callEventRoutes } from './domains/calls/event-routes.js';
 import { callRecordRoutes } from './domains/calls/record-routes.js';
 import { callRoutes } from './domains/calls/routes.js';
 import { campaignContactRoutes } from './domains/campaigns/contacts/routes.js';
@@ -27,9 +30,12 @@ import { graphRoutes } from './domains/graphs/routes.js';
 import { graphSessionRoutes } from './domains/graphs/session-routes.js';
 import type { Authenticator } from './domains/identity/principal.js';
 import { identityRoutes } from './domains/identity/routes.js';
+import { knowledgeRoutes } from './domains/knowledge/routes.js';
+import { knowledgeSearchRoutes } from './domains/knowledge/search-routes.js';
 import { llmPresetRoutes } from './domains/llm-presets/routes.js';
 import { organizationRoutes } from './domains/organizations/routes.js';
 import { phoneNumberRoutes } from './domains/phone-numbers/routes.js';
+import { recordingRoutes } from './domains/recordings/routes.js';
 import { serverlessRoutes } from './domains/serverless/routes.js';
 import { smsRoutes } from './domains/sms/routes.js';
 import { smsComplianceRoutes } from './domains/sms-compliance/routes.js';
@@ -117,6 +123,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   llmPresetRoutes(app, deps.services.llmPresets);
   fallbackKeyRoutes(app, deps.services.fallbackKeys);
   assistantRoutes(app, deps.services.assistants);
+  await knowledgeRoutes(app, deps.services.knowledge, { maxUploadBytes: config.knowledge.maxUploadBytes });
+  knowledgeSearchRoutes(app, deps.services.knowledgeSearch);
   phoneNumberRoutes(app, deps.services.phoneNumbers);
   graphRoutes(app, deps.services.graphs);
   graphSessionRoutes(app, { sessions: deps.services.graphSessions, analytics: deps.services.graphAnalytics });
@@ -133,7 +141,11 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     maxFileBytes: config.contacts.importMaxBytes,
   });
   callRoutes(app, deps.services.calls);
+  callAnalyticsRoutes(app, deps.services.callAnalytics);
   callRecordRoutes(app, deps.services.callRecords);
+  callEventRoutes(app, deps.services.callRecords);
+  analysisRoutes(app, deps.services.analysis);
+  recordingRoutes(app, deps.services.recordings);
   smsRoutes(app, deps.services.sms);
   await carrierWebhookRoutes(app, {
     webhooks: deps.services.carrierWebhooks,

@@ -5,114 +5,23 @@
  * The rest of the code receives the typed `Config` object and never looks at `process.env`.
  */
 import { existsSync } from 'node:fs';
-import { isIP } from 'node:net';
 import path from 'node:path';
-import { type CountryCode, isSupportedCountry } from 'libphonenumber-js';
+import type { CountryCode } from 'libphonenumber-js';
+import {
+  boolean,
+  decimal,
+  httpUrl,
+  InvalidValue,
+  integer,
+  oneOf,
+  phoneRegion,
+  secretKey,
+  text,
+  trustedProxies,
+  url,
+  variable,
+} from './config-values.js';
 import type { LlmProvider, TtsProvider } from './providers/ids.js';
-
-type Parser<T> = (raw: string) => T;
-
-class InvalidValue extends Error {}
-
-interface Variable<T> {
-  /** Human-readable default for the documentation; `undefined` means "not set". */
-  readonly default: string | undefined;
-  readonly description: string;
-  readonly parse: Parser<T>;
-}
-
-function variable<T>(defaultValue: string | undefined, description: string, parse: Parser<T>): Variable<T> {
-  return { default: defaultValue, description, parse };
-}
-
-const text: Parser<string> = (raw) => raw;
-
-function integer(min: number, max: number): Parser<number> {
-  return (raw) => {
-    if (!/^-?\d+$/.test(raw.trim())) throw new InvalidValue(`must be an integer, got "${raw}"`);
-    const value = Number(raw);
-    if (value < min || value > max) throw new InvalidValue(`must be between ${min} and ${max}, got ${value}`);
-    return value;
-  };
-}
-
-function decimal(min: number): Parser<number> {
-  return (raw) => {
-    const value = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(value))
-      throw new InvalidValue(`must be a number, got "${raw}"`);
-    if (value < min) throw new InvalidValue(`must be at least ${min}, got ${value}`);
-    return value;
-  };
-}
-
-const boolean: Parser<boolean> = (raw) => {
-  const normalized = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(normalized)) return true;
-  if (['0', 'false', 'no', 'off'].includes(normalized)) return false;
-  throw new InvalidValue(`must be true or false, got "${raw}"`);
-};
-
-function oneOf<const T extends string>(values: readonly T[]): Parser<T> {
-  return (raw) => {
-    if ((values as readonly string[]).includes(raw)) return raw as T;
-    throw new InvalidValue(`must be one of ${values.join(', ')}, got "${raw}"`);
-  };
-}
-
-function url(protocols: readonly string[]): Parser<string> {
-  return (raw) => {
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      throw new InvalidValue('must be an absolute URL');
-    }
-    if (!protocols.includes(parsed.protocol)) {
-      throw new InvalidValue(`must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
-    }
-    return raw.replace(/\/+$/, '');
-  };
-}
-
-const httpUrl = url(['http:', 'https:']);
-
-/** An ISO 3166-1 alpha-2 region the phone number library knows (`US`, `GB`…), upper-cased. */
-const phoneRegion: Parser<CountryCode> = (raw) => {
-  const region = raw.trim().toUpperCase();
-  if (!isSupportedCountry(region))
-    throw new InvalidValue(`must be a two-letter region code such as US, got "${raw}"`);
-  return region;
-};
-
-const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-
-/**
- * Fastify's `trustProxy` as the proxies' own addresses. Neither `true` (trust every hop: any client
- * could name itself in X-Forwarded-For and dodge per-address limits) nor a hop count (Fastify 5
- * ignores one, as it cannot check the nearest peer) is offered.
- */
-const trustedProxies: Parser<string[]> = (raw) => {
-  const entries = raw.split(',').map((entry) => entry.trim());
-  for (const entry of entries) {
-    if (PROXY_RANGE_NAMES.includes(entry)) continue;
-    const [address = '', prefix, ...rest] = entry.split('/');
-    const family = isIP(address);
-    const prefixOk =
-      prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
-    if (family === 0 || !prefixOk || rest.length > 0) {
-      throw new InvalidValue(
-        `must be comma-separated addresses or CIDR ranges (or ${PROXY_RANGE_NAMES.join(', ')}), got "${entry}"`,
-      );
-    }
-  }
-  return entries;
-};
-
-const secretKey: Parser<string> = (raw) => {
-  if (raw.length < 32) throw new InvalidValue('must be at least 32 characters long');
-  return raw;
-};
 
 /** Every environment variable Switchboard reads. `docs/configuration.md` documents each of them. */
 export const variables = {
@@ -215,6 +124,21 @@ export const variables = {
     'Largest file a campaign contact import accepts (50 MiB); larger ones get 413.',
     integer(1024, 1 << 30),
   ),
+  KNOWLEDGE_MAX_UPLOAD_BYTES: variable(
+    '20971520',
+    'Largest knowledge-base document an upload accepts (20 MiB); larger ones get 413.',
+    integer(1024, 1 << 30),
+  ),
+  KNOWLEDGE_RECOVER_AFTER_SECONDS: variable(
+    '120',
+    'Seconds without progress after which a knowledge-base document being processed is handed to a new job (its process died).',
+    integer(1, 86_400),
+  ),
+  KNOWLEDGE_SWEEP_INTERVAL_SECONDS: variable(
+    '15',
+    'How often a worker process looks for knowledge-base documents whose processing stopped making progress.',
+    integer(1, 3600),
+  ),
   CAMPAIGN_ORGANIZATION_CONCURRENCY: variable(
     '20',
     "Campaign attempts (calls and SMS) one organization may have in flight at once, over all its campaigns; each campaign's own `concurrency_limit` applies too.",
@@ -240,6 +164,29 @@ export const variables = {
     'Serverless function listings one organization may run per minute (counted in the database, cluster-wide); more answer 429.',
     integer(1, 10_000),
   ),
+  STORAGE_BACKEND: variable(
+    'files',
+    'Where recordings and other files are kept: `files` (under DATA_DIR/storage) or `s3` (an S3-compatible bucket, the S3_ settings).',
+    oneOf(['files', 's3'] as const),
+  ),
+  S3_ENDPOINT_URL: variable(
+    'https://s3.S3_REGION.amazonaws.com',
+    'The S3-compatible service (MinIO, R2, …); buckets are addressed path-style (`{endpoint}/{bucket}/{key}`).',
+    httpUrl,
+  ),
+  S3_BUCKET: variable(undefined, 'The bucket (required with STORAGE_BACKEND=s3).', text),
+  S3_REGION: variable('us-east-1', 'The region requests are signed for.', text),
+  S3_ACCESS_KEY_ID: variable(undefined, 'Access key id (required with STORAGE_BACKEND=s3).', text),
+  S3_SECRET_ACCESS_KEY: variable(
+    undefined,
+    'Secret access key (required with STORAGE_BACKEND=s3); never logged.',
+    text,
+  ),
+  RECORDING_URL_TTL_HOURS: variable(
+    '24',
+    'How long the signed recording URL in an end-of-call webhook stays valid.',
+    integer(1, 24 * 30),
+  ),
   CARRIER_A_BASE_URL: variable('https://api.twilio.com', 'REST API of carrier_a.', httpUrl),
   CARRIER_B_BASE_URL: variable('https://api.telnyx.com', 'Call-control API of carrier_b.', httpUrl),
   CARRIER_C_BASE_URL: variable('https://api.nexmo.com', 'Voice and messaging API of carrier_c.', httpUrl),
@@ -262,6 +209,11 @@ export const variables = {
   TTS_B_BASE_URL: variable('https://api.openai.com/v1', 'Text-to-speech vendor tts_b.', httpUrl),
   TTS_C_BASE_URL: variable('https://texttospeech.googleapis.com', 'Text-to-speech vendor tts_c.', httpUrl),
   TTS_D_BASE_URL: variable('https://f.cluster.resemble.ai', 'Text-to-speech vendor tts_d.', httpUrl),
+  EMBEDDINGS_BASE_URL: variable(
+    'https://api.openai.com/v1',
+    'OpenAI-compatible embeddings API for knowledge bases (keys: llm_a, see docs/knowledge.md).',
+    httpUrl,
+  ),
 } as const;
 
 export type VariableName = keyof typeof variables;
@@ -276,7 +228,21 @@ export interface ProviderUrls {
   llm: Record<LlmProvider, string>;
   stt: string;
   tts: Record<TtsProvider, string>;
+  /** The OpenAI-compatible embeddings API knowledge bases use (domains/knowledge). */
+  embeddings: string;
 }
+
+/** Where the storage interface (`src/storage/`) keeps its objects. */
+export type StorageConfig =
+  | { backend: 'files'; dir: string }
+  | {
+      backend: 's3';
+      endpoint: string;
+      bucket: string;
+      region: string;
+      accessKeyId: string;
+      secretAccessKey: string;
+    };
 
 export interface Config {
   env: 'development' | 'production' | 'test';
@@ -306,6 +272,9 @@ export interface Config {
   contacts: { defaultPhoneRegion: CountryCode; importMaxBytes: number };
   campaigns: { organizationConcurrency: number; sweepIntervalSeconds: number; recoverAfterSeconds: number };
   serverless: { listTimeoutMs: number; listRatePerMinute: number };
+  storage: StorageConfig;
+  recordings: { urlTtlSeconds: number };
+  knowledge: { maxUploadBytes: number; recoverAfterSeconds: number; sweepIntervalSeconds: number };
   providers: ProviderUrls;
 }
 
@@ -349,13 +318,15 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
     problems.push('SECRET_KEY is required when NODE_ENV=production');
   }
   const embedded = databaseUrl === undefined;
+  const dataDir = path.resolve(readOr('DATA_DIR'));
+  const storage = readStorage(dataDir);
 
   const config: Config = {
     env: nodeEnv,
     host,
     port,
     publicUrl: read('PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    dataDir: path.resolve(readOr('DATA_DIR')),
+    dataDir,
     databaseUrl,
     databasePoolSize: readOr('DATABASE_POOL_SIZE'),
     secretKey: secret,
@@ -390,6 +361,13 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
       listTimeoutMs: readOr('SERVERLESS_LIST_TIMEOUT_SECONDS') * 1000,
       listRatePerMinute: readOr('SERVERLESS_LIST_RATE_PER_MINUTE'),
     },
+    storage,
+    recordings: { urlTtlSeconds: readOr('RECORDING_URL_TTL_HOURS') * 3600 },
+    knowledge: {
+      maxUploadBytes: readOr('KNOWLEDGE_MAX_UPLOAD_BYTES'),
+      recoverAfterSeconds: readOr('KNOWLEDGE_RECOVER_AFTER_SECONDS'),
+      sweepIntervalSeconds: readOr('KNOWLEDGE_SWEEP_INTERVAL_SECONDS'),
+    },
     providers: {
       carrierA: readOr('CARRIER_A_BASE_URL'),
       carrierB: readOr('CARRIER_B_BASE_URL'),
@@ -409,10 +387,30 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
         tts_c: readOr('TTS_C_BASE_URL'),
         tts_d: readOr('TTS_D_BASE_URL'),
       },
+      embeddings: readOr('EMBEDDINGS_BASE_URL'),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+
+  /** The storage backend; a bucket needs its name and credentials. */
+  function readStorage(dir: string): StorageConfig {
+    if (readOr('STORAGE_BACKEND') === 'files') return { backend: 'files', dir: path.join(dir, 'storage') };
+    const region = readOr('S3_REGION');
+    const required = (name: 'S3_BUCKET' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY') => {
+      const value = read(name);
+      if (value === undefined) problems.push(`${name} is required when STORAGE_BACKEND=s3`);
+      return value ?? '';
+    };
+    return {
+      backend: 's3',
+      endpoint: read('S3_ENDPOINT_URL') ?? `https://s3.${region}.amazonaws.com`,
+      bucket: required('S3_BUCKET'),
+      region,
+      accessKeyId: required('S3_ACCESS_KEY_ID'),
+      secretAccessKey: required('S3_SECRET_ACCESS_KEY'),
+    };
+  }
 }
 
 /** Reads `./.env` (if any) into the process environment without overriding what is already set. */

@@ -3,15 +3,18 @@
  * HTTP app, and knows the order of a clean stop. The server, the CLI, tests and benchmarks all build
  * the platform here, so they run the same code.
  */
+import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { AnalysisService } from './domains/analysis/service.js';
 import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
 import { AssistantService } from './domains/assistants/service.js';
 import { BillingService } from './domains/billing/service.js';
+import { CallAnalytics } from './domains/calls/analytics.js';
 import { LiveCalls } from './domains/calls/live.js';
 import { CallRecords } from './domains/calls/records.js';
 import { CallService } from './domains/calls/service.js';
@@ -32,10 +35,17 @@ import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { IdentityService } from './domains/identity/service.js';
+import { DocumentProcessor } from './domains/knowledge/processing.js';
+import { KnowledgeRecovery } from './domains/knowledge/recovery.js';
+import { KnowledgeRetriever } from './domains/knowledge/retrieval.js';
+import { KnowledgeSearch } from './domains/knowledge/search.js';
+import { KnowledgeService } from './domains/knowledge/service.js';
 import { VendorLeases } from './domains/leases/service.js';
 import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
 import { PhoneNumberService } from './domains/phone-numbers/service.js';
+import { RecordingLinks } from './domains/recordings/links.js';
+import { RecordingService } from './domains/recordings/service.js';
 import { ConfigResolver } from './domains/runtime/resolve-config.js';
 import { ServerlessService } from './domains/serverless/service.js';
 import { SmsService } from './domains/sms/service.js';
@@ -51,9 +61,12 @@ import { SecretBox } from './lib/secrets.js';
 import { createCarriers } from './providers/carriers/index.js';
 import { mediaWires } from './providers/carriers/media-wires.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
+import { embeddingsAdapter } from './providers/embeddings/index.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
+import { createStorage } from './storage/create.js';
+import { callKnowledge } from './voice/knowledge-setup.js';
 import { MediaStreams } from './voice/media-stream.js';
 import { VoiceMetrics } from './voice/metrics.js';
 import { createVoice } from './voice/setup.js';
@@ -150,6 +163,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     organizations,
   });
   const configResolver = new ConfigResolver({ db: database.db, secrets });
+  // One storage for recordings and knowledge-base documents.
+  const storage = createStorage(config.storage);
+  const recordings = new RecordingService({
+    db: database.db,
+    storage,
+    links: new RecordingLinks(options.secretKey, config.publicUrl, config.recordings.urlTtlSeconds),
+    tempDir: path.join(config.dataDir, 'tmp', 'recordings'),
+    log: logger,
+  });
   const calls = new CallService({
     db: database.db,
     carriers,
@@ -160,10 +182,29 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     webhooks,
     publicUrl: config.publicUrl,
     pricePerMinute: config.prices.callPerMinute,
+    recordingUrl: (callId) => recordings.signedUrl(callId),
   });
-  const callRecords = new CallRecords({ db: database.db, database, carriers, resolver: configResolver });
+  const callRecords = new CallRecords({
+    db: database.db,
+    database,
+    carriers,
+    resolver: configResolver,
+    recordings,
+  });
+  const analysis = new AnalysisService({
+    db: database.db,
+    queue,
+    resolver: configResolver,
+    webhooks,
+    urls: config.providers,
+    targets,
+    log: logger,
+  });
   const metrics = createMetrics();
   const voiceMetrics = new VoiceMetrics(metrics);
+  const graphSessions = new GraphSessionService({ db: database.db });
+  // One retriever for live calls and the search route: its cache of exact-scan vectors is kept once.
+  const knowledgeRetriever = new KnowledgeRetriever({ db: database.db, adapter: embeddingsAdapter() });
   const voice = createVoice({
     live: new LiveCalls({ db: database.db, carriers, resolver: configResolver }),
     callRecords,
@@ -173,6 +214,17 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     metrics: voiceMetrics,
     log: logger,
     leases: new VendorLeases({ db: database.db }),
+    graphs: { db: database.db, sessions: graphSessions },
+    functions: cloudFunctions,
+    signingSecret: (tenant) => webhooks.secret(tenant),
+    recordings,
+    knowledge: callKnowledge({
+      db: database.db,
+      secrets,
+      urls: config.providers,
+      retriever: knowledgeRetriever,
+      log: logger,
+    }),
   });
   const sms = new SmsService({
     db: database.db,
@@ -221,6 +273,29 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     calls,
     sms,
   });
+  const knowledge = new KnowledgeService({
+    db: database.db,
+    queue,
+    storage,
+    maxUploadBytes: config.knowledge.maxUploadBytes,
+    log: logger,
+  });
+  const documentProcessor = new DocumentProcessor({
+    db: database.db,
+    storage,
+    secrets,
+    urls: config.providers,
+    maxBytes: config.knowledge.maxUploadBytes,
+    log: logger,
+    heartbeatMs: (config.knowledge.recoverAfterSeconds * 1000) / 4,
+  });
+  const knowledgeRecovery = new KnowledgeRecovery({
+    db: database.db,
+    queue,
+    log: logger,
+    sweepIntervalSeconds: config.knowledge.sweepIntervalSeconds,
+    recoverAfterSeconds: config.knowledge.recoverAfterSeconds,
+  });
   const services: Services = {
     identity,
     users: new UserService({
@@ -236,10 +311,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     billing,
     llmPresets: new LlmPresetService({ db: database.db, secrets, targets }),
     fallbackKeys: new FallbackKeyService({ db: database.db, secrets }),
-    assistants: new AssistantService({ db: database.db, secrets, targets }),
+    assistants: new AssistantService({ db: database.db, queue, secrets, targets, knowledge }),
+    knowledge,
     phoneNumbers: new PhoneNumberService({ db: database.db }),
     graphs: new GraphService({ db: database.db }),
-    graphSessions: new GraphSessionService({ db: database.db }),
+    graphSessions,
     graphAnalytics: new GraphAnalyticsService({ db: database.db }),
     campaigns: new CampaignService({ db: database.db }),
     executor,
@@ -255,6 +331,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     configResolver,
     calls,
     callRecords,
+    callAnalytics: new CallAnalytics({ db: database.db }),
+    analysis,
+    recordings,
     sms,
     carrierWebhooks,
     webhooks,
@@ -264,6 +343,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       log: logger,
       timeoutMs: config.serverless.listTimeoutMs,
       ratePerMinute: config.serverless.listRatePerMinute,
+    }),
+    knowledgeRetriever,
+    knowledgeSearch: new KnowledgeSearch({
+      db: database.db,
+      secrets,
+      urls: config.providers,
+      retriever: knowledgeRetriever,
     }),
     mediaStreams: new MediaStreams({
       db: database.db,
@@ -280,9 +366,18 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   // the transaction that records the call's final status or settles the message (the executor's
   // lock order relies on that). Listeners run in the order they are added here.
   calls.onCallFinished((tx, jobs, tenant, call) => executor.callFinished(tx, jobs, tenant, call));
+  // A call that ended gets its analysis row (and job) in that same transaction; a completed analysis
+  // gives its campaign execution the sentiment, in the transaction that stores it.
+  calls.onCallFinished((tx, jobs, tenant, call) => analysis.callFinished(tx, jobs, tenant, call));
+  analysis.onCallAnalyzed((tx, tenant, found, call) => executor.callAnalyzed(tx, tenant, found, call));
   // A call's answer markup is on its way: the voice runtime gets ready (the greeting starts speaking).
   if (!options.callRuntime)
     carrierWebhooks.onCallAnswered((tenant, callId, format) => voice.runtime.prepare(tenant, callId, format));
+  // The carrier's answering-machine verdict reaches the call's live session, if this process holds it.
+  if (!options.callRuntime)
+    carrierWebhooks.onMachineDetection((_tenant, callId, verdict) =>
+      voice.runtime.machineDetection(callId, verdict),
+    );
   sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
 
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
@@ -302,19 +397,30 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     apiKeyUsage,
     authenticator,
     async startWorkers() {
-      await registerWorkers(queue, { mailer, webhooks, sms, campaigns: executor });
+      await registerWorkers(queue, {
+        mailer,
+        webhooks,
+        sms,
+        campaigns: executor,
+        analysis,
+        knowledge: documentProcessor,
+      });
       recovery.start();
+      knowledgeRecovery.start();
     },
     stop() {
       stopping ??= (async () => {
         // Closing the app closes its WebSockets (unsubscribing them); then no computation is left.
         await app.close();
         await recovery.stop();
+        await knowledgeRecovery.stop();
         await campaignProgressFeed.stop();
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
         cloudFunctions.close();
         await voice.close();
+        // Calls that ended as the app closed are still storing their recordings.
+        await recordings.drain(config.shutdownTimeoutMs);
         await database.close();
       })();
       return stopping;

@@ -2,9 +2,11 @@
  * The services the platform builds and the HTTP app routes to. Their own module so that `app.ts`
  * (which routes to them) and `platform.ts` (which builds them and the app) do not import each other.
  */
+import type { AnalysisService } from './domains/analysis/service.js';
 import type { ApiKeyService } from './domains/api-keys/service.js';
 import type { AssistantService } from './domains/assistants/service.js';
 import type { BillingService } from './domains/billing/service.js';
+import type { CallAnalytics } from './domains/calls/analytics.js';
 import type { CallRecords } from './domains/calls/records.js';
 import type { CallService } from './domains/calls/service.js';
 import type { CampaignContactService } from './domains/campaigns/contacts/service.js';
@@ -20,9 +22,13 @@ import type { GraphAnalyticsService } from './domains/graphs/analytics.js';
 import type { GraphService } from './domains/graphs/service.js';
 import type { GraphSessionService } from './domains/graphs/sessions.js';
 import type { IdentityService } from './domains/identity/service.js';
+import type { KnowledgeRetriever } from './domains/knowledge/retrieval.js';
+import type { KnowledgeSearch } from './domains/knowledge/search.js';
+import type { KnowledgeService } from './domains/knowledge/service.js';
 import type { LlmPresetService } from './domains/llm-presets/service.js';
 import type { OrganizationService } from './domains/organizations/service.js';
 import type { PhoneNumberService } from './domains/phone-numbers/service.js';
+import type { RecordingService } from './domains/recordings/service.js';
 import type { ConfigResolver } from './domains/runtime/resolve-config.js';
 import type { ServerlessService } from './domains/serverless/service.js';
 import type { SmsService } from './domains/sms/service.js';
@@ -40,6 +46,8 @@ export interface Services {
   llmPresets: LlmPresetService;
   fallbackKeys: FallbackKeyService;
   assistants: AssistantService;
+  /** Assistants' knowledge-base documents: upload, list, status, delete, re-process. */
+  knowledge: KnowledgeService;
   phoneNumbers: PhoneNumberService;
   graphs: GraphService;
   graphSessions: GraphSessionService;
@@ -57,10 +65,19 @@ export interface Services {
   calls: CallService;
   /** Listing, search, export, transcripts and hang-up of call records. */
   callRecords: CallRecords;
+  /** GET /calls/analytics, read from the rollups the calls domain keeps. */
+  callAnalytics: CallAnalytics;
+  /** After-call analysis: summary, sentiment, structured data (the `call.analyze` job). */
+  analysis: AnalysisService;
+  /** Call recordings: made during calls, served to owners and signed URLs, deleted with the call. */
+  recordings: RecordingService;
   sms: SmsService;
   carrierWebhooks: CarrierWebhookService;
   webhooks: WebhookService;
   serverless: ServerlessService;
+  /** Hybrid retrieval over assistants' knowledge bases (the search route and live turns). */
+  knowledgeRetriever: KnowledgeRetriever;
+  knowledgeSearch: KnowledgeSearch;
   /** Carriers' media streams of live calls: proven, then handed to the call runtime. */
   mediaStreams: MediaStreams;
 }

@@ -43,9 +43,11 @@ const RESPONSE_FIELDS = [
   'max_idle_messages',
   'idle_timeout',
   'tools_settings',
+  'voicemail_settings',
   'rag_settings',
   'llm_fallback_providers',
   'custom_settings',
+  'recording_settings',
   'created_at',
   'updated_at',
 ].sort();
@@ -206,9 +208,19 @@ function fullBody(name: string, s: Secrets): Json {
         {
           name: 'lookup_order',
           description: 'Finds an order by id',
+          type: 'http',
           parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+          filler_message: 'Let me look that up.',
+          timeout_seconds: 8,
+          http: { url: 'https://tools.example.test/orders', method: 'GET' },
         },
       ],
+    },
+    voicemail_settings: {
+      detection: true,
+      action: 'leave_message',
+      message: 'Hi {{ name }}, please call us back.',
+      max_wait_seconds: 30,
     },
     rag_settings: {
       enabled: true,
@@ -242,6 +254,7 @@ function fullBody(name: string, s: Secrets): Json {
         required: ['order_id'],
       },
     },
+    recording_settings: { enabled: false },
   };
 }
 
@@ -388,6 +401,7 @@ describe('POST /api/v1/assistants — round trip', () => {
       },
       llm_fallback_providers: { enabled: false, fallbacks: [] },
       custom_settings: {},
+      recording_settings: null,
     });
     // Documented as having a default text.
     expect(typeof body.llm_settings.system_prompt).toBe('string');
@@ -400,6 +414,12 @@ describe('POST /api/v1/assistants — round trip', () => {
     expect(typeof body.tts_settings.voice_id).toBe('string');
     expect(typeof body.stt_settings.model).toBe('string');
     expect(typeof body.rag_settings.embedding_model).toBe('string');
+    expect(body.voicemail_settings).toEqual({
+      detection: true,
+      action: 'leave_message',
+      message: null,
+      max_wait_seconds: 20,
+    });
     expect((await get(user.headers, body.id)).json()).toEqual(body);
   });
 
@@ -409,6 +429,13 @@ describe('POST /api/v1/assistants — round trip', () => {
       llm_settings: { temperature: 0.2 },
       rag_settings: { enabled: true },
       stt_settings: { endpointing: { silence_threshold: 900 } },
+      voicemail_settings: { action: 'hang_up' },
+    });
+    expect(body.voicemail_settings).toEqual({
+      detection: true,
+      action: 'hang_up',
+      message: null,
+      max_wait_seconds: 20,
     });
     expect(body.llm_settings).toMatchObject({ temperature: 0.2, max_tokens: 1000, top_p: 1 });
     expect(body.rag_settings).toMatchObject({ enabled: true, search_limit: 3, chunk_size: 1000 });
@@ -695,6 +722,21 @@ describe('validation: 422 with the location of the fault', () => {
       'tts provider not an allowed value',
       { tts_settings: { provider: 'tts_z' } },
       ['body', 'tts_settings', 'provider'],
+    ],
+    [
+      'voicemail action not an allowed value',
+      { voicemail_settings: { action: 'sing' } },
+      ['body', 'voicemail_settings', 'action'],
+    ],
+    [
+      'voicemail max_wait_seconds below 1',
+      { voicemail_settings: { max_wait_seconds: 0 } },
+      ['body', 'voicemail_settings', 'max_wait_seconds'],
+    ],
+    [
+      'voicemail max_wait_seconds above 120',
+      { voicemail_settings: { max_wait_seconds: 121 } },
+      ['body', 'voicemail_settings', 'max_wait_seconds'],
     ],
     [
       'chunking_strategy not an allowed value',

@@ -1,224 +1,107 @@
 /**
- * Call events reach the assistant's `webhook_url`: one signed outgoing webhook per status change of
- * a call placed through the carrier_a simulator, in order, carrying the call as it then stood; the
- * event of the final status carries the call's transcript.
+ * GET /api/v1/calls/{id}/events: what the live runtime and the carrier noted about a call, in the
+ * order it happened, one type at a time if asked, paged; bad input, and who may see what (as the
+ * transcript and the turns).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
-import { verifyWebhookSignature } from '../src/domains/webhooks/signature.js';
-import { carrierASignature } from '../src/providers/carriers/carrier-a.js';
-import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { Factories } from './support/factories.js';
-import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
-import {
-  type ReceivedWebhook,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from './support/webhook-receiver.js';
+import { insertCallEvent } from '../src/domains/calls/store.js';
+import { expectError, expectValidation } from './support/assertions.js';
+import { seedCall } from './support/call-seed.js';
+import { Factories, type TestUser } from './support/factories.js';
+import { useTestPlatform } from './support/harness.js';
 
-const sim = new CarrierASimulator();
-let receiver: WebhookReceiver;
-let receiverUrl: string;
-let received: ReceivedWebhook[];
-let t: TestPlatform;
+// The tests share one database; each makes its own calls.
+const t = useTestPlatform();
+let f: Factories;
+let owner: TestUser;
+let tenant: Tenant;
 
 beforeAll(async () => {
-  await sim.start();
-  receiver = await startWebhookReceiver();
-  receiverUrl = receiver.url;
-  received = receiver.received;
-  t = await startTestPlatform({ CARRIER_A_BASE_URL: sim.baseUrl }, { listen: true });
-});
-afterAll(async () => {
-  await sim.stop();
-  await t.close();
-  await receiver?.close();
+  f = new Factories(t);
+  owner = await f.user();
+  tenant = new Tenant(owner.organizationId);
 });
 
-/** An organization with carrier_a credentials the simulator knows, and an assistant that has a webhook_url. */
-async function organizationWithWebhook(
-  account: { account_sid: string; auth_token: string },
-  name: string,
-  webhookUrl: string,
-) {
-  const admin = await new Factories(t).user();
-  sim.addAccount(account);
-  await t.app.inject({
-    method: 'PUT',
-    url: '/api/v1/organization',
-    headers: admin.headers,
-    payload: { carrier_a: account },
-  });
-  const assistant = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: admin.headers,
-    payload: { name, webhook_url: webhookUrl },
-  });
-  expect(assistant.statusCode, assistant.body).toBe(201);
-  return { admin, account, assistant };
+function get(url: string, headers: Record<string, string> = {}) {
+  return t.app.inject({ method: 'GET', url, headers });
 }
 
-it('sends call.ringing, call.in_progress and call.completed to webhook_url, signed with the organization secret', async () => {
-  const { admin, assistant } = await organizationWithWebhook(
-    { account_sid: 'AC00000000000000000000000000000e01', auth_token: 'events-token-0123456789' },
-    'Eventful',
-    receiverUrl,
-  );
-  await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/phone-numbers',
-    headers: admin.headers,
-    payload: { phone_number: '+14155558800', provider: 'carrier_a', assistant_id: assistant.json().id },
+async function callWithEvents() {
+  const call = await seedCall(t.database, owner.organizationId);
+  const note = (type: string, data: Record<string, unknown>) =>
+    insertCallEvent(t.database.db, tenant, call.id, type, data);
+  await note('call.tool', {
+    name: 'lookup_order',
+    arguments: '{"order":"A-17"}',
+    ok: true,
+    duration_ms: 412,
+    result: '{"status":"shipped"}',
   });
-  sim.setCallOutcome('+14155558801', { status: 'completed', durationSeconds: 12 });
-  const call = await t.app.inject({
-    method: 'POST',
-    url: '/calls/initiate',
-    headers: admin.headers,
-    payload: { from_phone_number: '+14155558800', to_phone_number: '+14155558801' },
-  });
-  expect(call.statusCode, call.body).toBe(200);
-  await sim.settle();
-  await waitFor(() => (received.length >= 3 ? true : undefined), 15_000);
+  await note('call.interrupted', { heard_ms: 840 });
+  await note('call.tool', { name: 'end_call' });
+  return call;
+}
 
-  const secret = (
-    await t.app.inject({ method: 'GET', url: '/api/v1/organization/webhook-secret', headers: admin.headers })
-  ).json().webhook_secret as string;
-  const events = received.map((r) => {
-    const timestamp = String(r.headers['x-switchboard-timestamp']);
-    expect(
-      verifyWebhookSignature(secret, timestamp, r.body, String(r.headers['x-switchboard-signature'])),
-    ).toBe(true);
-    expect(
-      verifyWebhookSignature(`${secret}x`, timestamp, r.body, String(r.headers['x-switchboard-signature'])),
-    ).toBe(false);
-    return JSON.parse(r.body) as {
-      id: string;
-      type: string;
-      created_at: string;
-      organization_id: number;
-      data: Record<string, unknown>;
-    };
-  });
-  // Deliveries are separate jobs and may arrive in any order; each event says when it happened.
-  const byTime = [...events].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
-  expect(byTime.map((e) => e.type)).toEqual(['call.ringing', 'call.in_progress', 'call.completed']);
-  expect(new Set(events.map((e) => e.id)).size).toBe(3);
-  expect(byTime[2]).toMatchObject({
-    organization_id: admin.organizationId,
-    data: {
-      call_id: call.json().call_id,
-      call_sid: call.json().call_sid,
-      status: 'completed',
-      direction: 'outbound',
-      duration: 12,
-      cost: 0.01,
-      from_phone_number: '+14155558800',
-      to_phone_number: '+14155558801',
-      // Nothing was said: the end-of-call event still says so.
-      transcript: [],
-    },
-  });
-  // Only the final status carries a transcript.
-  expect(byTime[0]!.data).not.toHaveProperty('transcript');
-  expect(byTime[1]!.data).not.toHaveProperty('transcript');
-});
-
-it('ends an answered call with call.completed carrying the transcript in spoken order', async () => {
-  const { admin, account, assistant } = await organizationWithWebhook(
-    { account_sid: 'AC00000000000000000000000000000e02', auth_token: 'events-token-transcript-0123' },
-    'Talkative',
-    `${receiverUrl}/talkative`,
-  );
-  const number = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/phone-numbers',
-    headers: admin.headers,
-    payload: { phone_number: '+14155558810', provider: 'carrier_a', assistant_id: assistant.json().id },
-  });
-  expect(number.statusCode, number.body).toBe(201);
-
-  // The caller rings our number; the platform answers and the conversation is transcribed.
-  const inbound = await sim.placeInboundCall({
-    voiceUrl: `${t.baseUrl}/webhooks/carrier_a/voice`,
-    accountSid: account.account_sid,
-    from: '+14155558811',
-    to: '+14155558810',
-  });
-  expect(inbound.answer?.status, inbound.answer?.body).toBe(200);
-  const [call] = (await t.app.inject({ method: 'GET', url: '/api/v1/calls', headers: admin.headers })).json();
-  const at = Date.parse('2026-11-20T10:00:00.000Z');
-  const said = [
-    {
-      speaker: 'assistant' as const,
-      text: 'Hello, Acme here.',
-      startedAt: new Date(at),
-      endedAt: new Date(at + 1500),
-    },
-    {
-      speaker: 'user' as const,
-      text: 'Where is my parcel?',
-      startedAt: new Date(at + 2000),
-      endedAt: new Date(at + 3200),
-    },
-    {
-      speaker: 'assistant' as const,
-      text: 'It arrives today.',
-      startedAt: new Date(at + 3900),
-      endedAt: new Date(at + 5000),
-    },
-  ];
-  const records = t.platform.services.callRecords;
-  await records.appendTranscript(new Tenant(admin.organizationId), call.id, said.slice(0, 2));
-  await records.appendTranscript(new Tenant(admin.organizationId), call.id, said.slice(2));
-
-  // The carrier reports the answer, then the end, as its status callbacks do.
-  const url = `${t.baseUrl}/webhooks/carrier_a/status?call_id=${call.id}`;
-  const statuses: Array<Record<string, string>> = [
-    { CallStatus: 'in-progress' },
-    { CallStatus: 'completed', CallDuration: '5' },
-  ];
-  for (const params of statuses) {
-    const form = { CallSid: inbound.callSid, AccountSid: account.account_sid, ...params };
-    const status = await t.app.inject({
-      method: 'POST',
-      url: url.replace(t.baseUrl!, ''),
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': carrierASignature(account.auth_token, url, form),
-      },
-      payload: new URLSearchParams(form).toString(),
+describe('GET /api/v1/calls/{id}/events', () => {
+  it('reads the events back in order, one type when asked, paged', async () => {
+    const call = await callWithEvents();
+    const response = await get(`/api/v1/calls/${call.id}/events`, owner.headers);
+    expect(response.statusCode, response.body).toBe(200);
+    const events = response.json();
+    expect(events.map((event: { type: string }) => event.type)).toEqual([
+      'call.tool',
+      'call.interrupted',
+      'call.tool',
+    ]);
+    expect(events[0]).toMatchObject({
+      type: 'call.tool',
+      data: { name: 'lookup_order', ok: true, duration_ms: 412, result: '{"status":"shipped"}' },
     });
-    expect(status.statusCode, status.body).toBe(204);
-  }
+    expect(Number.isNaN(Date.parse(events[0].created_at))).toBe(false);
+    expect(events[1].id).toBeGreaterThan(events[0].id);
 
-  const ours = () =>
-    received
-      .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
-      .filter((event) => event.data.call_id === call.id);
-  const completed = await waitFor(() => ours().find((event) => event.type === 'call.completed'), 15_000);
-  expect(completed.data).toMatchObject({ status: 'completed', direction: 'inbound', duration: 5 });
-  expect(completed.data.transcript).toEqual([
-    {
-      speaker: 'assistant',
-      text: 'Hello, Acme here.',
-      started_at: '2026-11-20T10:00:00.000Z',
-      ended_at: '2026-11-20T10:00:01.500Z',
-    },
-    {
-      speaker: 'user',
-      text: 'Where is my parcel?',
-      started_at: '2026-11-20T10:00:02.000Z',
-      ended_at: '2026-11-20T10:00:03.200Z',
-    },
-    {
-      speaker: 'assistant',
-      text: 'It arrives today.',
-      started_at: '2026-11-20T10:00:03.900Z',
-      ended_at: '2026-11-20T10:00:05.000Z',
-    },
-  ]);
-  const answered = await waitFor(() => ours().find((event) => event.type === 'call.in_progress'), 15_000);
-  expect(answered.data).not.toHaveProperty('transcript');
+    const tools = (await get(`/api/v1/calls/${call.id}/events?type=call.tool`, owner.headers)).json();
+    expect(tools.map((event: { data: { name: string } }) => event.data.name)).toEqual([
+      'lookup_order',
+      'end_call',
+    ]);
+    const second = (await get(`/api/v1/calls/${call.id}/events?skip=1&limit=1`, owner.headers)).json();
+    expect(second.map((event: { type: string }) => event.type)).toEqual(['call.interrupted']);
+
+    const quiet = await seedCall(t.database, owner.organizationId);
+    expect((await get(`/api/v1/calls/${quiet.id}/events`, owner.headers)).json()).toEqual([]);
+  });
+
+  it('answers 422 for bad input and 404 for an unknown call or another organization’s', async () => {
+    const call = await callWithEvents();
+    expectValidation(await get('/api/v1/calls/abc/events', owner.headers), ['path', 'call_id']);
+    expectValidation(await get(`/api/v1/calls/${call.id}/events?type=Call%20Tool`, owner.headers), [
+      'query',
+      'type',
+    ]);
+    expectValidation(await get(`/api/v1/calls/${call.id}/events?limit=0`, owner.headers), ['query', 'limit']);
+    expectValidation(await get(`/api/v1/calls/${call.id}/events?extra=1`, owner.headers), ['query', 'extra']);
+    expectError(await get('/api/v1/calls/2147483647/events', owner.headers), 404, /Call not found/);
+    const stranger = await f.user();
+    const theirs = await get(`/api/v1/calls/${call.id}/events`, stranger.headers);
+    expectError(theirs, 404, /Call not found/);
+    expect(theirs.body).not.toContain('lookup_order');
+  });
+
+  it('refuses without credentials (401) and API keys without the calls area (403)', async () => {
+    const call = await callWithEvents();
+    const url = `/api/v1/calls/${call.id}/events`;
+    expectError(await get(url), 401);
+    expectError(await get(url, { authorization: 'Bearer sk_not_a_key' }), 401);
+    const smsOnly = await f.apiKey(owner, { permissions: { sms: 'read_write' } });
+    expectError(await get(url, smsOnly.headers), 403);
+    const member = await f.member(owner.organizationId, 'user');
+    const callsReader = await f.apiKey(owner, { permissions: { calls: 'read' } });
+    for (const headers of [member.headers, callsReader.headers]) {
+      const response = await get(url, headers);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toHaveLength(3);
+    }
+  });
 });

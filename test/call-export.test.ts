@@ -25,7 +25,11 @@ afterAll(async () => {
   await t.close();
 });
 
-const HEADER = 'Call ID,Call SID,Assistant Name,Customer Phone,Status,Duration (seconds),Started At,Ended At';
+const HEADER =
+  'Call ID,Call SID,Assistant Name,Customer Phone,Status,Duration (seconds),Started At,Ended At,' +
+  'Summary,Sentiment,Sentiment Score,Structured Data';
+/** The analysis cells of a call without one (test/call-analysis.test.ts exports analysed calls). */
+const NO_ANALYSIS = ['', '', '', ''];
 
 function exportCalls(query: string, headers: Record<string, string>) {
   return t.app.inject({ method: 'GET', url: `/api/v1/calls/export${query}`, headers });
@@ -70,7 +74,7 @@ describe('the export files', () => {
     await seedCall(t.database, other.organizationId, { callSid: 'CAforeign' });
   });
 
-  it('is a CSV file by default: calls_export.csv, the document’s columns in order, oldest first', async () => {
+  it('is a CSV file by default: calls_export.csv, the document’s columns in order (then the analysis), oldest first', async () => {
     const response = await exportCalls('', owner.headers);
     expect(response.statusCode, response.body).toBe(200);
     expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -89,6 +93,7 @@ describe('the export files', () => {
         '61',
         '2026-11-01T09:00:00.000Z',
         '2026-11-01T09:01:00.000Z',
+        ...NO_ANALYSIS,
       ],
       [
         String(ids[1]),
@@ -99,8 +104,19 @@ describe('the export files', () => {
         '0',
         '2026-11-01T10:00:00.000Z',
         '2026-11-01T10:01:00.000Z',
+        ...NO_ANALYSIS,
       ],
-      [String(ids[2]), 'CAexport2', 'Ava, "the" scheduler', '+12125550103', 'failed', '', '', ''],
+      [
+        String(ids[2]),
+        'CAexport2',
+        'Ava, "the" scheduler',
+        '+12125550103',
+        'failed',
+        '',
+        '',
+        '',
+        ...NO_ANALYSIS,
+      ],
       [
         String(ids[3]),
         'CAexport3',
@@ -110,6 +126,7 @@ describe('the export files', () => {
         '5',
         '2026-11-01T12:00:00.000Z',
         '2026-11-01T12:01:00.000Z',
+        ...NO_ANALYSIS,
       ],
     ]);
     // Quoting: the comma and quotes in a name stay inside one quoted field.
@@ -133,6 +150,10 @@ describe('the export files', () => {
         'duration',
         'started_at',
         'ended_at',
+        'summary',
+        'sentiment',
+        'sentiment_score',
+        'structured_data',
       ]);
     expect(body[0]).toEqual({
       id: ids[0],
@@ -143,6 +164,10 @@ describe('the export files', () => {
       duration: 61,
       started_at: '2026-11-01T09:00:00.000Z',
       ended_at: '2026-11-01T09:01:00.000Z',
+      summary: null,
+      sentiment: null,
+      sentiment_score: null,
+      structured_data: null,
     });
     // JSON is not a spreadsheet: values stay as they are.
     expect(body[1].assistant_name).toBe('=HYPERLINK("http://evil.example","open")');
@@ -164,7 +189,7 @@ describe('the export files', () => {
     ]);
     const csv = await exportCalls('?status=busy', owner.headers);
     expect(csv.body).toBe(
-      `${HEADER}\r\n${ids[1]},CAexport1,"'=HYPERLINK(""http://evil.example"",""open"")",+12125550102,busy,0,2026-11-01T10:00:00.000Z,2026-11-01T10:01:00.000Z\r\n`,
+      `${HEADER}\r\n${ids[1]},CAexport1,"'=HYPERLINK(""http://evil.example"",""open"")",+12125550102,busy,0,2026-11-01T10:00:00.000Z,2026-11-01T10:01:00.000Z,,,,\r\n`,
     );
   });
 

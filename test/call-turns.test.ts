@@ -100,6 +100,8 @@ describe('GET /api/v1/calls/{id}/turns', () => {
       llm_ttft_ms: null,
       tts_ttfb_ms: 148,
       platform_ms: null,
+      retrieval_ms: null,
+      passages: null,
       marks: { tts_request_at: 12.3, tts_first_byte_at: 160.1, first_audio_sent_at: 171.5 },
     });
     // end-to-end 1101.64 → 1102; endpointing 500.24 → 500; STT 140.45 → 140; TTFT 309.66 → 310;
@@ -118,6 +120,8 @@ describe('GET /api/v1/calls/{id}/turns', () => {
       llm_ttft_ms: 310,
       tts_ttfb_ms: 187,
       platform_ms: 105,
+      retrieval_ms: null,
+      passages: null,
       marks: {
         caller_speech_started_at: 1000,
         caller_speech_ended_at: 2500.3,

@@ -85,6 +85,10 @@ describe('placing a call', () => {
     expect(placed.request).toMatchObject({
       Url: `${t.baseUrl}/webhooks/carrier_a/voice?call_id=${body.call_id}`,
       StatusCallback: `${t.baseUrl}/webhooks/carrier_a/status?call_id=${body.call_id}`,
+      // The assistant detects answering machines (voicemail_settings.detection, on by default).
+      MachineDetection: 'DetectMessageEnd',
+      AsyncAmd: 'true',
+      AsyncAmdStatusCallback: `${t.baseUrl}/webhooks/carrier_a/status?call_id=${body.call_id}`,
     });
     // The voice webhook answered markup connecting the audio to a single-call token.
     expect(placed.answer?.status).toBe(200);
@@ -106,7 +110,7 @@ describe('placing a call', () => {
     // Every callback was accepted, and the record says what happened.
     expect(
       sim.callbacks.filter((c) => c.url.includes(`call_id=${body.call_id}`)).map((c) => c.status),
-    ).toEqual([204, 204, 200, 204, 204]); // initiated, ringing, the voice request, in-progress, completed
+    ).toEqual([204, 204, 200, 204, 204, 204]); // initiated, ringing, the voice request, in-progress, the machine detection's verdict (human), completed
     const row = await callRow(body.call_id);
     expect(row).toMatchObject({
       organizationId: org.admin.organizationId,
@@ -122,6 +126,7 @@ describe('placing a call', () => {
       duration: 42,
       cost: 0.035, // 42 s at 0.05 per minute, per started second
     });
+    expect(row.callMeta.answered_by).toBe('human');
     // The record agrees with itself, as the API shows it: it spans the billed duration.
     const record = (
       await t.app.inject({ method: 'GET', url: `/api/v1/calls/${body.call_id}`, headers: org.admin.headers })
@@ -134,12 +139,16 @@ describe('placing a call', () => {
       template_variables_used: { name: 'ada lovelace', company: 'Acme', day: 'Monday' },
     });
     const events = await t.database.db.select().from(callEvents).where(eq(callEvents.callId, body.call_id));
-    expect(events.map((e) => e.type)).toEqual([
+    // The machine detection's verdict comes beside the call's statuses, in no fixed order with them.
+    expect(events.filter((e) => e.type !== 'call.machine_detection').map((e) => e.type)).toEqual([
       'call.queued',
       'call.placed',
       'call.ringing',
       'call.in-progress',
       'call.completed',
+    ]);
+    expect(events.filter((e) => e.type === 'call.machine_detection').map((e) => e.data)).toEqual([
+      { call_sid: body.call_sid, answered_by: 'human' },
     ]);
     // Charged once, with a ledger entry naming the call.
     const ledger = await callLedger(org.admin.organizationId);

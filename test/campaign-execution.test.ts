@@ -226,7 +226,10 @@ describe('a call campaign end to end', () => {
     });
     expect(call!.callMeta).toMatchObject({ welcome_message: 'Hello Ada Lovelace from Engines' });
     // Campaign calls ask for answering-machine detection.
-    expect(dialsTo(answered!)[0]!.request.MachineDetection).toBe('Enable');
+    expect(dialsTo(answered!)[0]!.request).toMatchObject({
+      MachineDetection: 'DetectMessageEnd',
+      AsyncAmd: 'true',
+    });
     // The fallback and the default filter fill what a contact lacks.
     const bob = rows.find((row) => row.phone === busy)!;
     expect(bob.data.personalized_welcome_message).toBe('Hello Bob from your company');

@@ -221,6 +221,69 @@ describe('calls', () => {
     },
   );
 
+  it('asks for asynchronous answering-machine detection to the end of the greeting, and parses its signed verdicts', async () => {
+    sim.setCallOutcome('+14155550121', { status: 'completed', durationSeconds: 20, answeredBy: 'machine' });
+    sim.setCallOutcome('+14155550122', { status: 'completed', durationSeconds: 20, answeredBy: 'human' });
+    const machine = await adapter.placeCall(ACCOUNT, {
+      ...callRequest('+14155550121', 21),
+      detectMachine: true,
+    });
+    const human = await adapter.placeCall(ACCOUNT, {
+      ...callRequest('+14155550122', 22),
+      detectMachine: true,
+    });
+    await sim.settle();
+    expect(sim.calls.get(machine.callSid)?.request).toMatchObject({
+      MachineDetection: 'DetectMessageEnd',
+      AsyncAmd: 'true',
+      AsyncAmdStatusCallback: `${receiver.base}/status?call=21`,
+      AsyncAmdStatusCallbackMethod: 'POST',
+    });
+    // The verdict comes alone (no CallStatus), signed like every callback.
+    const verdicts = (callSid: string) =>
+      receiver.to('/status').filter((w) => w.rawBody.includes(callSid) && !w.rawBody.includes('CallStatus'));
+    for (const [placed, expected] of [
+      [machine, { answeredBy: 'machine', greetingEnded: 'beep' }],
+      [human, { answeredBy: 'human' }],
+    ] as const) {
+      const [verdict, ...more] = verdicts(placed.callSid);
+      expect(more).toEqual([]);
+      expect(adapter.verifyWebhook(ACCOUNT, verdict!)).toBe(true);
+      expect(adapter.identifyWebhook(verdict!)).toMatchObject({ callSid: placed.callSid });
+      expect(adapter.parseWebhook(verdict!)).toEqual([
+        { kind: 'machine_detection', callSid: placed.callSid, ...expected },
+      ]);
+    }
+    // Without detection the dial asks for none.
+    const plain = await adapter.placeCall(ACCOUNT, callRequest('+14155550123', 23));
+    expect(sim.calls.get(plain.callSid)?.request.MachineDetection).toBeUndefined();
+  });
+
+  it.each([
+    ['machine_end_beep', [{ answeredBy: 'machine', greetingEnded: 'beep' }]],
+    ['machine_end_silence', [{ answeredBy: 'machine', greetingEnded: 'other' }]],
+    ['machine_end_other', [{ answeredBy: 'machine', greetingEnded: 'other' }]],
+    ['machine_start', [{ answeredBy: 'machine' }]],
+    ['fax', [{ answeredBy: 'machine' }]],
+    ['human', [{ answeredBy: 'human' }]],
+    ['unknown', []],
+  ] as const)('reads the detection callback AnsweredBy=%s', (answeredBy, expected) => {
+    const webhook = {
+      url: 'https://platform.example/webhooks/carrier_a/status?call_id=1',
+      method: 'POST',
+      headers: {},
+      rawBody: new URLSearchParams({
+        CallSid: 'CA1',
+        AccountSid: ACCOUNT.account_sid,
+        AnsweredBy: answeredBy,
+        MachineDetectionDuration: '2400',
+      }).toString(),
+    };
+    expect(adapter.parseWebhook(webhook)).toEqual(
+      expected.map((verdict) => ({ kind: 'machine_detection', callSid: 'CA1', ...verdict })),
+    );
+  });
+
   it('hangs up and transfers a call', async () => {
     const placed = await adapter.placeCall(ACCOUNT, callRequest('+14155550112', 13));
     await adapter.transfer(ACCOUNT, placed.callSid, '+14155550199');

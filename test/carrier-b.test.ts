@@ -320,10 +320,10 @@ describe('carrier_b adapter: answering an inbound call, DTMF', () => {
   it('sendDtmf plays digits into a live call, and refuses what is not a digit before asking', async () => {
     sim.holdAnsweredCalls = true;
     const placed = await adapter.placeCall(credentials, callRequest({ statusCallbackUrl: hookPath().url }));
-    await adapter.sendDtmf(credentials, placed.callSid, '12#*');
+    await adapter.sendDtmf(credentials, placed.callSid, '12w#*');
     expect(lastRequest().path).toBe(`/v2/calls/${encodeURIComponent(placed.callSid)}/actions/send_dtmf`);
-    expect(lastRequest().body).toEqual({ digits: '12#*' });
-    expect(sim.dtmfSent).toContainEqual({ callControlId: placed.callSid, digits: '12#*' });
+    expect(lastRequest().body).toEqual({ digits: '12w#*' });
+    expect(sim.dtmfSent).toContainEqual({ callControlId: placed.callSid, digits: '12w#*' });
     const requests = sim.requests.length;
     const refused = await providerError(adapter.sendDtmf(credentials, placed.callSid, '1x'));
     expect(refused.retryable).toBe(false);
@@ -470,6 +470,78 @@ describe('carrier_b webhooks: calls', () => {
         at: expect.any(Date),
       },
     ]);
+  });
+
+  it('dials with detect_beep answering-machine detection; a machine posts its verdict, then its greeting end', async () => {
+    sim.setCallOutcome('+15550004100', { status: 'completed', durationSeconds: 30, answeredBy: 'machine' });
+    sim.setCallOutcome('+15550004101', { status: 'completed', durationSeconds: 30, answeredBy: 'human' });
+    const machine = hookPath();
+    const placed = await adapter.placeCall(
+      credentials,
+      callRequest({ to: '+15550004100', statusCallbackUrl: machine.url, detectMachine: true, callId: 8 }),
+    );
+    expect(lastRequest().body).toMatchObject({ answering_machine_detection: 'detect_beep' });
+    const all = await machine.hooks();
+    expect(all.map(eventType)).toEqual([
+      'call.initiated',
+      'call.answered',
+      'call.machine.detection.ended',
+      'call.machine.greeting.ended',
+      'call.hangup',
+    ]);
+    for (const hook of all) expect(adapter.verifyWebhook(credentials, hook)).toBe(true);
+    expect(adapter.identifyWebhook(all[2]!)).toMatchObject({ callSid: placed.callSid });
+    expect(all.slice(2, 4).flatMap((hook) => adapter.parseWebhook(hook))).toEqual([
+      { kind: 'machine_detection', callSid: placed.callSid, callId: 8, answeredBy: 'machine' },
+      {
+        kind: 'machine_detection',
+        callSid: placed.callSid,
+        callId: 8,
+        answeredBy: 'machine',
+        greetingEnded: 'beep',
+      },
+    ]);
+
+    const person = hookPath();
+    const human = await adapter.placeCall(
+      credentials,
+      callRequest({ to: '+15550004101', statusCallbackUrl: person.url, detectMachine: true, callId: 9 }),
+    );
+    const heard = (await person.hooks()).filter((hook) => eventType(hook).startsWith('call.machine.'));
+    expect(heard.flatMap((hook) => adapter.parseWebhook(hook))).toEqual([
+      { kind: 'machine_detection', callSid: human.callSid, callId: 9, answeredBy: 'human' },
+    ]);
+    // Without detection the dial asks for none.
+    await adapter.placeCall(
+      credentials,
+      callRequest({ to: '+15550004101', statusCallbackUrl: hookPath().url }),
+    );
+    expect(lastRequest().body).not.toHaveProperty('answering_machine_detection');
+  });
+
+  it.each([
+    ['call.machine.detection.ended', 'human', { answeredBy: 'human' }],
+    ['call.machine.detection.ended', 'machine', { answeredBy: 'machine' }],
+    ['call.machine.detection.ended', 'not_sure', undefined],
+    ['call.machine.greeting.ended', 'beep_detected', { answeredBy: 'machine', greetingEnded: 'beep' }],
+    ['call.machine.greeting.ended', 'ended', { answeredBy: 'machine', greetingEnded: 'other' }],
+    ['call.machine.greeting.ended', 'not_sure', { answeredBy: 'machine', greetingEnded: 'other' }],
+  ] as const)('reads %s with result %s', (eventType, result, expected) => {
+    const hook = {
+      url: 'https://platform.example/webhooks/carrier_b/status',
+      method: 'POST',
+      headers: {},
+      rawBody: JSON.stringify({
+        data: {
+          event_type: eventType,
+          occurred_at: '2024-05-01T10:00:00Z',
+          payload: { call_control_id: 'v3:abc', client_state: encodeClientState(5), result },
+        },
+      }),
+    };
+    expect(adapter.parseWebhook(hook)).toEqual(
+      expected ? [{ kind: 'machine_detection', callSid: 'v3:abc', callId: 5, ...expected }] : [],
+    );
   });
 
   it('maps the other hang-up causes of the carrier', () => {

@@ -114,8 +114,8 @@ describe('a live carrier_c call', () => {
     const customer = `+1415444${String(1000 + serial).padStart(4, '0')}`;
     const script: PhoneScript = async (phone) => {
       await afterGreeting(phone);
-      await phone.say('book-appointment');
-      await phone.waitForSpeech();
+      const asked = await phone.say('book-appointment');
+      await phone.waitForReplyTo(asked);
       await sleep(1500);
       await phone.say('interrupt');
       await hearAnswer(phone);

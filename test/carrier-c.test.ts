@@ -10,8 +10,10 @@ import { sha256Hex } from '../src/lib/crypto.js';
 import { MediaTokens } from '../src/lib/media-token.js';
 import { smsSegments } from '../src/lib/sms-segments.js';
 import { CarrierCAdapter } from '../src/providers/carriers/carrier-c.js';
+import { requestToken } from '../src/providers/carriers/carrier-c-tokens.js';
 import type { CarrierCredentials, CarrierEvent, IncomingWebhook } from '../src/providers/carriers/types.js';
 import { ProviderError } from '../src/providers/errors.js';
+import { providerRequest } from '../src/providers/http.js';
 import { CarrierCSimulator } from '../src/sim/carrier-c.js';
 
 const APPLICATION_ID = 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab';
@@ -284,6 +286,60 @@ describe('placeCall', () => {
   });
 });
 
+describe('answering-machine detection', () => {
+  it('asks for advanced detection with beep detection, and the events of a machine and of a person parse', async () => {
+    sim.setCallOutcome(CALLEE, { status: 'completed', durationSeconds: 30, answeredBy: 'machine' });
+    const machine = await adapter.placeCall(credentials, callRequest({ detectMachine: true }));
+    await sim.settle();
+    expect(sim.calls.get(machine.callSid)?.request.advanced_machine_detection).toEqual({
+      behavior: 'continue',
+      mode: 'detect_beep',
+    });
+    const events = receiver.at('/events/42');
+    expect(events.every((webhook) => adapter.verifyWebhook(credentials, webhook))).toBe(true);
+    const parsed = parsedStatuses(events);
+    expect(parsed.filter((event) => event.kind === 'machine_detection')).toEqual([
+      { kind: 'machine_detection', callSid: machine.callSid, answeredBy: 'machine' },
+      { kind: 'machine_detection', callSid: machine.callSid, answeredBy: 'machine', greetingEnded: 'beep' },
+    ]);
+    // Between the answer and the end of the call.
+    expect(parsed.map((event) => (event.kind === 'call_status' ? event.status : event.kind))).toEqual([
+      'queued',
+      'ringing',
+      'in-progress',
+      'machine_detection',
+      'machine_detection',
+      'completed',
+    ]);
+
+    receiver.received.length = 0;
+    sim.setCallOutcome(CALLEE, { status: 'completed', durationSeconds: 30, answeredBy: 'human' });
+    const person = await adapter.placeCall(credentials, callRequest({ detectMachine: true }));
+    await sim.settle();
+    expect(
+      parsedStatuses(receiver.at('/events/42')).filter((event) => event.kind === 'machine_detection'),
+    ).toEqual([{ kind: 'machine_detection', callSid: person.callSid, answeredBy: 'human' }]);
+  });
+
+  it('leaves detection out unless asked, and the simulator refuses settings the carrier does not take', async () => {
+    const plain = await adapter.placeCall(credentials, callRequest());
+    expect(sim.calls.get(plain.callSid)?.request).not.toHaveProperty('advanced_machine_detection');
+    const refused = await providerError(
+      providerRequest({
+        provider: 'carrier_c',
+        method: 'POST',
+        url: `${sim.baseUrl}/v1/calls`,
+        headers: { authorization: `Bearer ${await requestToken(credentials)}` },
+        body: {
+          ...JSON.parse(sim.requests.findLast((request) => request.path === '/v1/calls')!.rawBody),
+          advanced_machine_detection: { behavior: 'continue', mode: 'detect_beep', beep_timeout: 10 },
+        },
+      }),
+    );
+    expect(refused.status).toBe(400);
+  });
+});
+
 describe('hangUp, transfer and DTMF', () => {
   it('hangs up with PUT /v1/calls/{uuid} {action: hangup}', async () => {
     const placed = await adapter.placeCall(credentials, callRequest());
@@ -310,17 +366,21 @@ describe('hangUp, transfer and DTMF', () => {
     expect(sim.calls.get(placed.callSid)?.transferredTo).toBe('+14155550199');
   });
 
-  it('plays key tones with PUT /v1/calls/{uuid}/dtmf {digits}', async () => {
+  it('plays key tones with PUT /v1/calls/{uuid}/dtmf {digits}, our pause `w` as its `p`', async () => {
     const placed = await adapter.placeCall(credentials, callRequest());
-    await adapter.sendDtmf(credentials, placed.callSid, '12#p9');
+    await adapter.sendDtmf(credentials, placed.callSid, '12#w9');
 
     const request = sim.requests.find((r) => r.method === 'PUT');
     expect(request?.path).toBe(`/v1/calls/${placed.callSid}/dtmf`);
     expect(request?.body).toEqual({ digits: '12#p9' });
     expect(sim.digitsSent.get(placed.callSid)).toEqual(['12#p9']);
-    const refused = await providerError(adapter.sendDtmf(credentials, placed.callSid, 'x'));
-    expect(refused.status).toBe(400);
-    expect(refused.retryable).toBe(false);
+    // What carrier_c cannot play (no A-D) is refused before asking.
+    const requests = sim.requests.length;
+    for (const digits of ['x', '1A']) {
+      const refused = await providerError(adapter.sendDtmf(credentials, placed.callSid, digits));
+      expect(refused).toMatchObject({ code: 'invalid_digits', retryable: false });
+    }
+    expect(sim.requests).toHaveLength(requests);
   });
 
   it('reports an unknown call as a permanent 404', async () => {
@@ -638,8 +698,18 @@ describe('parseWebhook and identifyWebhook', () => {
     expect(event).toMatchObject({ kind: 'call_status', status: 'completed', durationSeconds: 73 });
   });
 
+  it.each([
+    ['human', undefined, { answeredBy: 'human' }],
+    ['machine', undefined, { answeredBy: 'machine' }],
+    ['machine', 'beep_start', { answeredBy: 'machine', greetingEnded: 'beep' }],
+    ['machine', 'beep_timeout', { answeredBy: 'machine', greetingEnded: 'other' }],
+  ] as const)('reads the machine detection event status %s, sub_state %s', (status, subState, expected) => {
+    expect(adapter.parseWebhook(voice(status, subState ? { sub_state: subState } : {}))).toEqual([
+      { kind: 'machine_detection', callSid: 'call-uuid', ...expected },
+    ]);
+  });
+
   it('ignores voice events that are not status changes', () => {
-    expect(adapter.parseWebhook(voice('human'))).toEqual([]);
     expect(
       adapter.parseWebhook(unsigned({ uuid: 'call-uuid', dtmf: { digits: '1' }, from: '1', to: '2' })),
     ).toEqual([]);

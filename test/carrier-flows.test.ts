@@ -196,12 +196,15 @@ const carrierB: Kit = {
       stream_bidirectional_codec: 'PCMU',
       stream_auth_token: expect.any(String),
       client_state: encodeClientState(ref.id),
+      // The assistant detects answering machines (voicemail_settings.detection, on by default).
+      answering_machine_detection: 'detect_beep',
     });
     // Audio streams from the dial: there is no answer URL to fetch.
     expect(call.answer).toBeUndefined();
   },
-  // call.initiated (ringing), call.answered (in-progress), call.hangup (completed)
-  completedCallbacks: [204, 204, 204],
+  // call.initiated (ringing), call.answered (in-progress), call.machine.detection.ended (human),
+  // call.hangup (completed)
+  completedCallbacks: [204, 204, 204, 204],
 };
 
 const carrierC: Kit = {
@@ -269,6 +272,8 @@ const carrierC: Kit = {
       answer_method: 'POST',
       event_url: [`${t.baseUrl}/webhooks/carrier_c/status?call_id=${ref.id}`],
       event_method: 'POST',
+      // The assistant detects answering machines (voicemail_settings.detection, on by default).
+      advanced_machine_detection: { behavior: 'continue', mode: 'detect_beep' },
     });
     // The simulator fetched the answer URL; we answered the NCCO connecting the audio to our stream.
     expect(call.answer?.status).toBe(200);
@@ -287,8 +292,8 @@ const carrierC: Kit = {
       },
     ]);
   },
-  // started (no change), ringing, the answer request, answered, completed
-  completedCallbacks: [204, 204, 200, 204, 204],
+  // started (no change), ringing, the answer request, answered, human (the machine detection), completed
+  completedCallbacks: [204, 204, 200, 204, 204, 204],
 };
 
 const KITS = [carrierB, carrierC];
@@ -478,6 +483,8 @@ describe.each(KITS)('$id', (kit) => {
         'call.placed',
         'call.ringing',
         'call.in-progress',
+        // The answering-machine detection's verdict (a person), between the answer and the end.
+        'call.machine_detection',
         'call.completed',
       ]);
       // Charged once, with a ledger entry naming the call.

@@ -141,6 +141,7 @@ describe('defaults', () => {
       TTS_B_BASE_URL: 'http://127.0.0.1:7032',
       TTS_C_BASE_URL: 'http://127.0.0.1:7033',
       TTS_D_BASE_URL: 'http://127.0.0.1:7034',
+      EMBEDDINGS_BASE_URL: 'http://127.0.0.1:7041/v1/',
     });
     expect(config.providers).toEqual({
       carrierA: 'http://127.0.0.1:7001',
@@ -161,6 +162,7 @@ describe('defaults', () => {
         tts_c: 'http://127.0.0.1:7033',
         tts_d: 'http://127.0.0.1:7034',
       },
+      embeddings: 'http://127.0.0.1:7041/v1',
     });
   });
 

@@ -86,8 +86,10 @@ describe('named schemas', () => {
       const pointer = node.$ref.replace(/^#\//, '').split('/');
       expect(doc, `${path} → ${node.$ref}`).toHaveProperty(pointer);
     }
-    // 375 inlined copies of ErrorBody made a 440 kB document.
-    expect(JSON.stringify(doc).length).toBeLessThan(300_000);
+    // 375 inlined copies of ErrorBody made a 440 kB document. Issue 19's routes brought the honest
+    // document to ~299 kB before call analytics (+5.8 kB, its shared parts named): the bound still
+    // catches inlining, which costs tens of kB. Issue 20's documents routes add ~14 kB, named too.
+    expect(JSON.stringify(doc).length).toBeLessThan(340_000);
   });
 
   it('replaces a use of the error envelope by a $ref, the response keeping its own description', () => {

@@ -169,6 +169,17 @@ const FIELDS: UrlField[] = [
       }),
   },
   {
+    name: 'assistant custom tool http.url',
+    loc: ['body', 'tools_settings', 'custom_tools', 0, 'http', 'url'],
+    accepted: 200,
+    submit: (c, url) =>
+      inject(c, 'PUT', `/api/v1/assistants/${c.org.assistantId}`, {
+        tools_settings: {
+          custom_tools: [{ name: 'lookup', description: 'Looks up', type: 'http', http: { url } }],
+        },
+      }),
+  },
+  {
     name: 'LLM preset base_url (create)',
     loc: ['body', 'base_url'],
     accepted: 201,

@@ -14,8 +14,10 @@ import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
+import { insertAnalysis, settleAnalysis } from '../src/domains/analysis/store.js';
 import { SecretBox } from '../src/lib/secrets.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
+import { MULAW_8K } from '../src/voice/audio.js';
 import { seedCall } from './support/call-seed.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
 import { TEST_SECRET_KEY, useTestPlatform, verificationToken, waitFor } from './support/harness.js';
@@ -430,6 +432,8 @@ beforeAll(async () => {
 
 /** A call of the first assistant with a transcript (the call, transcript, search and export GETs). */
 const callIds: number[] = [];
+/** The signed recording link's query (expires, signature). */
+const recordingQuery: Record<string, string> = {};
 beforeAll(async () => {
   const call = await seedCall(t.database, admin.organizationId, {
     assistantId: assistantIds[0],
@@ -440,6 +444,47 @@ beforeAll(async () => {
     ],
   });
   callIds.push(call.id);
+  // Its recording and its analysis, so their GETs answer too (the signed link's query comes from it).
+  const tenant = new Tenant(admin.organizationId);
+  const recordings = t.platform.services.recordings;
+  const tap = recordings.start(tenant, call.id, MULAW_8K, { recording_settings: { enabled: true } });
+  for (let i = 0; i < 10; i++) {
+    tap?.caller(new Uint8Array(160).fill(0x7f));
+    tap?.assistant(new Uint8Array(160).fill(0x7f));
+  }
+  tap?.close();
+  await recordings.drain();
+  const signed = new URL(recordings.signedUrl(call.id));
+  recordingQuery.expires = signed.searchParams.get('expires') ?? '';
+  recordingQuery.signature = signed.searchParams.get('signature') ?? '';
+  await insertAnalysis(t.database.db, tenant, call.id, { status: 'pending' });
+  await settleAnalysis(t.database.db, tenant, call.id, {
+    status: 'completed',
+    result: {
+      summary: 'A visible caller checked in.',
+      sentiment: 'neutral',
+      sentimentScore: 0,
+      provider: 'llm_a',
+    },
+  });
+});
+
+/** A document of each assistant (not processed: no vendor is called), so the documents' GETs answer. */
+const documentsOf = new Map<string, string>();
+beforeAll(async () => {
+  for (const assistantId of assistantIds) {
+    const data = new FormData();
+    data.append('auto_process', 'false');
+    data.append('file', new Blob(['Visible words of a document.\n'], { type: 'text/plain' }), 'visible.txt');
+    const encoded = new Response(data);
+    const uploaded = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/assistants/${assistantId}/documents/upload`,
+      headers: { ...admin.headers, 'content-type': encoded.headers.get('content-type')! },
+      payload: Buffer.from(await encoded.arrayBuffer()),
+    });
+    documentsOf.set(String(assistantId), String((await expectCreated(uploaded)).id));
+  }
 });
 
 /** A campaign of the first assistant, with templates (its GET answers must not reveal a secret either). */
@@ -487,12 +532,14 @@ describe('every GET operation of the OpenAPI document', () => {
       call_sid: callSids,
       campaign_id: campaignIds.map(String),
       call_id: callIds.map(String),
+      document_id: [...documentsOf.values()],
     };
     const queryValues: Record<string, string> = {
       token: emailToken,
       page: '1',
       per_page: '50',
       q: 'visible',
+      ...recordingQuery,
     };
     let urls = [operation.path];
     for (const name of operation.path.match(/\{[^}]+\}/g) ?? []) {
@@ -507,6 +554,11 @@ describe('every GET operation of the OpenAPI document', () => {
         if (value === undefined) throw new Error(`No value for query ${p.name} in ${operation.path}`);
         return `${p.name}=${encodeURIComponent(value)}`;
       });
+    // A document is found under its own assistant only.
+    urls = urls.filter((url) => {
+      const pair = /\/assistants\/(\d+)\/documents\/(\d+)/.exec(url);
+      return !pair || documentsOf.get(pair[1]!) === pair[2];
+    });
     return urls.map((url) => (query.length > 0 ? `${url}?${query.join('&')}` : url));
   }
 

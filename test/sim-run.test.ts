@@ -26,7 +26,7 @@ describe('npm run sim', () => {
   it('--help prints the usage and exits 0', async () => {
     const { stdout, stderr } = await run(process.execPath, [...SIM, '--help'], { cwd: ROOT });
     expect(stdout).toMatch(/^Usage: npm run sim \[-- FIRST_PORT\]\n/);
-    expect(stdout).toMatch(/ten consecutive ports\s+from FIRST_PORT \(default 4010: ports 4010-4019\)/);
+    expect(stdout).toMatch(/eleven consecutive\s+ports from FIRST_PORT \(default 4010: ports 4010-4020\)/);
     expect(stderr).toBe('');
   }, 60_000);
 
@@ -47,7 +47,7 @@ describe('npm run sim', () => {
     afterAll(() => close(taken));
 
     it('says which port is taken and how to choose others, exit 1, no stack trace', async () => {
-      // The taken port is the second of the ten: carrier A's port is tried too, and nothing stays up.
+      // The taken port is the second of the eleven: carrier A's port is tried too, and nothing stays up.
       const failure = await run(process.execPath, [...SIM, String(port - 1)], { cwd: ROOT }).catch((e) => e);
       expect(failure.code).toBe(1);
       expect(failure.stderr).toContain(
@@ -59,16 +59,16 @@ describe('npm run sim', () => {
     }, 60_000);
   });
 
-  it('starts the ten simulators on the ports it is given and stops on SIGTERM', async () => {
-    // Ten consecutive free ports: a free one from the system, with its nine neighbours checked.
+  it('starts the eleven simulators on the ports it is given and stops on SIGTERM', async () => {
+    // Eleven consecutive free ports: a free one from the system, with its ten neighbours checked.
     let first = 0;
     for (let attempt = 0; attempt < 20 && first === 0; attempt++) {
       const probe = await listen(0);
       const address = probe?.address();
       const candidate = typeof address === 'object' && address ? address.port : 0;
       await close(probe);
-      if (candidate === 0 || candidate > 65526) continue;
-      const held = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => listen(candidate + i)));
+      if (candidate === 0 || candidate > 65525) continue;
+      const held = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => listen(candidate + i)));
       await Promise.all(held.map(close));
       if (held.every(Boolean)) first = candidate;
     }
@@ -104,6 +104,7 @@ describe('npm run sim', () => {
       ['TTS_B_BASE_URL', 7],
       ['TTS_C_BASE_URL', 8],
       ['TTS_D_BASE_URL', 9],
+      ['EMBEDDINGS_BASE_URL', 10],
     ] as const) {
       expect(stdout).toContain(`${name}=http://127.0.0.1:${first + offset}`);
       // Listening: the port cannot be taken now.

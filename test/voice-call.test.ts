@@ -49,8 +49,8 @@ describe('a live call', () => {
       script: async (phone) => {
         await phone.waitForSpeech();
         await phone.waitForSilence({ ms: 600 });
-        await phone.say('book-appointment');
-        await phone.waitForSpeech();
+        const asked = await phone.say('book-appointment');
+        await phone.waitForReplyTo(asked);
         await phone.waitForSilence({ ms: 600 });
         // While the call is still up, its transcript already holds what was said.
         during = await waitFor(async () => {
@@ -111,8 +111,8 @@ describe('a live call', () => {
       heard: [BOOK, 'Wait, stop, I have a different question'],
       script: async (phone) => {
         await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await phone.waitForSpeech();
+        const asked = await phone.say('book-appointment');
+        await phone.waitForReplyTo(asked);
         await sleep(1500);
         await phone.say('interrupt');
         await hearAnswer(phone);
@@ -139,8 +139,8 @@ describe('a live call', () => {
       heard: [BOOK, 'uh-huh'],
       script: async (phone) => {
         await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await phone.waitForSpeech();
+        const asked = await phone.say('book-appointment');
+        await phone.waitForReplyTo(asked);
         await sleep(1500);
         await phone.say('uh-huh');
         await hearAnswer(phone);
@@ -159,8 +159,8 @@ describe('a live call', () => {
       heard: [BOOK],
       script: async (phone) => {
         await afterGreeting(phone);
-        await phone.say('book-appointment');
-        await phone.waitForSpeech();
+        const asked = await phone.say('book-appointment');
+        await phone.waitForReplyTo(asked);
         await sleep(1200);
       },
       llm: [{ text: LONG_ANSWER }],

@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   initialTurnState,
+  KEY_TURN_MS,
+  keysText,
   step,
   type TurnAction,
   type TurnInput,
@@ -296,5 +298,112 @@ describe('turn-taking', () => {
     });
     expect(types).toEqual(['greet']);
     expect(wakeAt).toBeUndefined();
+  });
+});
+
+const keys = (from: number, digits: string, everyMs = 300): TurnInput[] =>
+  [...digits].map((digit, i) => ({ type: 'dtmf' as const, at: from + i * everyMs, digit }));
+
+describe('keys the caller presses (DTMF no tool collects)', () => {
+  it('are one turn ended by #, told as the keys pressed', () => {
+    const { actions, wakeAt } = run([...greeted, ...keys(3000, '123#')]);
+    expect(keysText('123#')).toBe('[The caller pressed: 1 2 3 #]');
+    expect(actions.filter((a) => a.type === 'respond')).toEqual([
+      {
+        type: 'respond',
+        text: '[The caller pressed: 1 2 3 #]',
+        speechStartedAt: 3000,
+        speechEndedAt: 3900,
+        sttFinalAt: undefined,
+        at: 3900,
+      },
+    ]);
+    expect(wakeAt).toBeUndefined();
+  });
+
+  it('without #, end the turn once no key has come for a while; a key in between waits again', () => {
+    const waiting = run([...greeted, ...keys(3000, '42')]);
+    expect(waiting.types).not.toContain('respond');
+    expect(waiting.wakeAt).toBe(3300 + KEY_TURN_MS);
+    const more = run([
+      ...greeted,
+      ...keys(3000, '42'),
+      { type: 'tick', at: 3300 + KEY_TURN_MS - 100 },
+      ...keys(3300 + KEY_TURN_MS - 50, '7'),
+      { type: 'tick', at: 3300 + KEY_TURN_MS },
+    ]);
+    expect(more.types).not.toContain('respond');
+    expect(more.wakeAt).toBe(3250 + 2 * KEY_TURN_MS);
+    const ended = step(SETTINGS, more.state, { type: 'tick', at: 3250 + 2 * KEY_TURN_MS });
+    expect(ended.actions).toMatchObject([{ type: 'respond', text: '[The caller pressed: 4 2 7]' }]);
+  });
+
+  it('interrupt the assistant at once while it is heard, with no threshold, minimum or cooldown', () => {
+    const { actions, state } = run([
+      ...greeted,
+      ...speech(3000, 4500, 'what are my options'),
+      { type: 'tick', at: 5000 },
+      { type: 'response_audible', at: 5600 },
+      // 100 ms into the answer: short of min_speaking_time, and one key is no word.
+      { type: 'dtmf', at: 5700, digit: '2' },
+    ]);
+    expect(actions.filter((a) => a.type !== 'greet').map((a) => [a.type, a.at])).toEqual([
+      ['respond', 5000],
+      ['interrupt', 5700],
+    ]);
+    expect(state.response).toBeNull();
+    expect(state.lastInterruptAt).toBe(5700);
+  });
+
+  it('drop an answer nobody has heard yet, and end the greeting too', () => {
+    const unheard = run([
+      ...greeted,
+      ...speech(3000, 4500, 'what are my options'),
+      { type: 'tick', at: 5000 },
+      ...keys(5200, '3#'),
+    ]);
+    expect(unheard.types.slice(1)).toEqual(['respond', 'supersede', 'respond']);
+    expect(unheard.actions.at(-1)).toMatchObject({ text: '[The caller pressed: 3 #]' });
+    const greeting = run([
+      { type: 'start', at: 0 },
+      { type: 'response_audible', at: 100 },
+      ...keys(400, '0#'),
+    ]);
+    expect(greeting.types).toEqual(['greet', 'interrupt', 'respond']);
+  });
+
+  it('join the words said beside them in one turn, once both are over', () => {
+    const inputs: TurnInput[] = [
+      ...greeted,
+      ...speech(3000, 4500, 'my extension is'),
+      ...keys(4000, '5'),
+      { type: 'tick', at: 5000 },
+    ];
+    // The words are over at 5000, the key only at 4000 + the wait.
+    const { actions, wakeAt } = run(inputs);
+    expect(actions.filter((a) => a.type === 'respond')).toEqual([]);
+    expect(wakeAt).toBe(4000 + KEY_TURN_MS);
+    const after = run([...inputs, { type: 'tick', at: 4000 + KEY_TURN_MS }]);
+    expect(after.actions.find((a) => a.type === 'respond')).toMatchObject({
+      text: 'my extension is [The caller pressed: 5]',
+      speechStartedAt: 3000,
+      speechEndedAt: 4500,
+      at: 4000 + KEY_TURN_MS,
+    });
+  });
+
+  it('hold off the idle prompt, and do nothing once the call is finishing', () => {
+    const pending = run([...greeted, ...keys(11_000, '9'), { type: 'tick', at: 12_000 }]);
+    expect(pending.types).not.toContain('idle_prompt');
+    const finishing = run([
+      ...greeted,
+      ...speech(3000, 4500, 'that is all'),
+      { type: 'tick', at: 5000 },
+      { type: 'finish_after_response', at: 5500 },
+      { type: 'response_audible', at: 5600 },
+      ...keys(5700, '1#'),
+      { type: 'response_done', at: 7000 },
+    ]);
+    expect(finishing.types.slice(-2)).toEqual(['respond', 'hang_up']);
   });
 });

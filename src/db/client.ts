@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
@@ -48,6 +49,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** pgvector, for knowledge-base retrieval (the migration creates it where it is available). */
+const EXTENSIONS = { vector };
+
 export type DatabaseTarget =
   | { kind: 'embedded'; dataDir: string }
   | { kind: 'memory'; loadDataDir?: Blob }
@@ -59,10 +63,11 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (target.kind === 'server') return openServer(target.url, target.poolSize);
-  if (target.kind === 'memory') return wrapPglite(await PGlite.create({ loadDataDir: target.loadDataDir }));
+  if (target.kind === 'memory')
+    return wrapPglite(await PGlite.create({ loadDataDir: target.loadDataDir, extensions: EXTENSIONS }));
   const dataDir = path.join(target.dataDir, 'pgdata');
   mkdirSync(dataDir, { recursive: true });
-  return wrapPglite(await PGlite.create({ dataDir }), 'embedded');
+  return wrapPglite(await PGlite.create({ dataDir, extensions: EXTENSIONS }), 'embedded');
 }
 
 function wrapPglite(client: PGlite, kind: 'embedded' = 'embedded'): Database {

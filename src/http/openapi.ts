@@ -45,6 +45,10 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     description: 'Voice agents: prompt, voice, language model, tools and the webhooks they send.',
   },
   {
+    name: 'knowledge',
+    description: 'Knowledge bases: the documents an assistant answers from, their processing, and retrieval.',
+  },
+  {
     name: 'phone-numbers',
     description: 'Carrier numbers of the organization and the assistant each is routed to.',
   },
@@ -88,7 +92,7 @@ const TAG_GROUPS = [
   { name: 'Account', tags: ['auth', 'users', 'api-keys', 'organization', 'billing'] },
   {
     name: 'Configuration',
-    tags: ['llm-presets', 'fallback-keys', 'assistants', 'phone-numbers', 'assistant-graphs'],
+    tags: ['llm-presets', 'fallback-keys', 'assistants', 'knowledge', 'phone-numbers', 'assistant-graphs'],
   },
   { name: 'Calls and messages', tags: ['calls', 'campaigns', 'sms', 'sms-compliance', 'serverless'] },
   { name: 'Webhooks', tags: ['webhooks', 'webhook-events', 'carrier-webhooks'] },

@@ -1,6 +1,7 @@
 /**
  * Secrets inside a nested configuration object, named by path (`a.b`, `list[].key`, `obj.*` for
- * every field of an object whose name looks secret). `sealPaths` encrypts them in place before the
+ * every field of an object whose name looks secret, `obj.{}` for every string field of an object
+ * whatever its name — a tool's request headers, which are all secret). `sealPaths` encrypts them in place before the
  * object is stored; `maskPaths` shows them as `****` + last 4; `openPaths` restores them for use;
  * `restoreMasked` decides when a masked value sent back may keep the stored secret.
  */
@@ -19,9 +20,9 @@ function eachSecret(root: Json, path: string, visit: (holder: Json, field: strin
   const walk = (node: unknown, parts: string[]): void => {
     const [head, ...rest] = parts;
     if (head === undefined || !isObject(node)) return;
-    if (head === '*' && rest.length === 0) {
+    if ((head === '*' || head === '{}') && rest.length === 0) {
       for (const [field, value] of Object.entries(node))
-        if (typeof value === 'string' && SECRET_NAME.test(field)) visit(node, field);
+        if (typeof value === 'string' && (head === '{}' || SECRET_NAME.test(field))) visit(node, field);
       return;
     }
     if (head.endsWith('[]')) {
@@ -168,6 +169,8 @@ export function restoreMasked(
     };
     if (head === '*' && rest.length === 0) {
       for (const field of Object.keys(node)) if (SECRET_NAME.test(field)) restore(field);
+    } else if (head === '{}' && rest.length === 0) {
+      for (const field of Object.keys(node)) restore(field);
     } else if (head.endsWith('[]')) {
       const name = head.slice(0, -2);
       const list = node[name];

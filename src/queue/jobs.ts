@@ -21,6 +21,17 @@ export interface JobPayloads {
    * dispatches a running one whose retries are due. Enqueued with a start time; harmless when early.
    */
   'campaign.wakeup': { campaign_id: number; organization_id: number };
+  /**
+   * The after-call analysis of one call (a row of call_analyses, `pending`): summary, sentiment and
+   * structured data from the transcript. Enqueued with a start delay (domains/analysis/service.ts).
+   */
+  'call.analyze': { call_id: number; organization_id: number };
+  /**
+   * Processes one knowledge-base document (a row of knowledge_documents) for one generation: parse,
+   * split, embed in batches, store. Resumes where a killed attempt stopped; void once the document
+   * was re-processed (a newer generation) or deleted.
+   */
+  'knowledge.process': { document_id: number; organization_id: number; generation: number };
 }
 
 export type JobName = keyof JobPayloads;
@@ -63,4 +74,14 @@ export const jobPolicies: Record<JobName, JobPolicy> = {
   // finds the row claimed and does nothing (the sweep settles attempts whose process died).
   'campaign.attempt': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
   'campaign.wakeup': { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 60 },
+  // A language model that failed (every candidate: 5xx, time-out, unreadable answer) may be back in
+  // a moment: 4 attempts over about a minute and a half (15 s, 30 s, 60 s). The last one that fails
+  // leaves the row `failed` with the reason instead of throwing. An attempt asks at most two
+  // questions of at most 60 s each, and a retried structured answer: 300 s is ample.
+  'call.analyze': { retryLimit: 3, retryDelay: 15, retryBackoff: true, expireInSeconds: 300 },
+  // An attempt stores its chunks batch by batch and the next attempt starts after the last stored
+  // one, so a retry never repeats work. An embeddings vendor that is down or limiting (429) may be
+  // back soon: 6 attempts over about 8 minutes. A document of the largest size takes a few minutes
+  // to embed; an attempt past 15 minutes belongs to a process that died.
+  'knowledge.process': { retryLimit: 5, retryDelay: 15, retryBackoff: true, expireInSeconds: 900 },
 };

@@ -13,6 +13,7 @@
 
 import { smsSegments } from '../lib/sms-segments.js';
 import { carrierASignature } from '../providers/carriers/carrier-a.js';
+import { carrierAAnswer, carrierADetection } from './answering-machine.js';
 import {
   callDurationSeconds,
   type PhoneCall,
@@ -274,11 +275,10 @@ export class CarrierASimulator extends CarrierSimulatorBase {
       ...this.#callResource(sid, call.sid, call.from, call.to, call.status ?? 'queued'),
       duration: done ? String(outcome.status === 'completed' ? outcome.durationSeconds : 0) : null,
       answered_by:
-        done && outcome.status === 'completed' && call.request.MachineDetection
-          ? (outcome.answeredBy ?? 'human') === 'human'
-            ? 'human'
-            : 'machine_start'
-          : null,
+        (done &&
+          call.request.MachineDetection &&
+          carrierAAnswer(outcome, this.#phones.calls.has(call.sid))) ||
+        null,
       date_created: (call.createdAt ?? new Date()).toUTCString(),
       end_time: call.endedAt?.toUTCString() ?? null,
     };
@@ -394,15 +394,18 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     const phoneCall = this.#answerWithPhone(sid, call);
     if (phoneCall) answeredAt = phoneCall.answeredAt;
     await report('in-progress');
+    // Asynchronous answering-machine detection (answering-machine.ts) posts its verdict beside the call.
+    const amd = (url: string, AnsweredBy: string) =>
+      this.#signedPost(url, sid, { CallSid: callSid, AccountSid: sid, AnsweredBy });
+    this.background(() => carrierADetection(form, call.outcome, phoneCall?.phone, amd));
     if (phoneCall) {
       // A phone's call really lasts: in progress until its media ends, then its real duration.
       await phoneCall.done;
       this.#ended(call, phoneCall);
     }
-    // Answering-machine detection reports who answered when it was asked for.
-    const answeredBy: Record<string, string> = field(form, 'MachineDetection')
-      ? { AnsweredBy: (call.outcome.answeredBy ?? 'human') === 'human' ? 'human' : 'machine_start' }
-      : {};
+    // Answering-machine detection reports who answered when it was asked for (and could tell).
+    const who = field(form, 'MachineDetection') && carrierAAnswer(call.outcome, phoneCall !== undefined);
+    const answeredBy: Record<string, string> = who ? { AnsweredBy: who } : {};
     await report('completed', {
       CallDuration: String(call.outcome.durationSeconds),
       Duration: String(Math.ceil(call.outcome.durationSeconds / 60)),

@@ -13,6 +13,7 @@
  * the platform answers it with the `answer` command, whose stream a phone connects to likewise.
  */
 import { randomUUID } from 'node:crypto';
+import { detectedAnswer, detectMachine } from './answering-machine.js';
 import type { PhoneCall, PhoneScript } from './carrier-a-phone.js';
 import { CarrierBSimulatorBase } from './carrier-b-messaging.js';
 import { type CarrierBPhoneSettings, CarrierBPhones, streamRequestOf } from './carrier-b-phone.js';
@@ -27,7 +28,7 @@ import {
   RING_SECONDS,
   text,
 } from './carrier-b-wire.js';
-import type { RecordedRequest, Route, SimResponse, SimulatedCall } from './carrier-sim.js';
+import type { CallOutcome, RecordedRequest, Route, SimResponse, SimulatedCall } from './carrier-sim.js';
 
 export type { CarrierBAccount } from './carrier-b-messaging.js';
 
@@ -189,6 +190,7 @@ export class CarrierBSimulator extends CarrierBSimulatorBase {
       live.phase = 'answered';
       this.#queue(live, 'call.answered', startedAt, { state: 'answered', start_time: iso(startedAt) });
       this.#answerWithPhone(live, body);
+      if (body.answering_machine_detection === 'detect_beep') this.#detectMachine(live, outcome);
     }
     if (!held) this.#finish(live, HANGUP[outcome.status], now);
     return {
@@ -312,9 +314,11 @@ export class CarrierBSimulator extends CarrierBSimulatorBase {
     if ('status' in found) return found;
     const digits = text(asRecord(request.body).digits);
     if (!digits) return missing('digits');
-    if (!/^[0-9*#A-Da-d]+$/.test(digits))
-      return errorResponse(422, '90013', 'Invalid digits', 'Digits may be 0-9, *, #, A-D.', '/digits');
+    // `w` and `W` pause 0.5 s and 1 s between keys.
+    if (!/^[0-9*#A-Da-dwW]+$/.test(digits))
+      return errorResponse(422, '90013', 'Invalid digits', 'Digits may be 0-9, *, #, A-D, w, W.', '/digits');
     this.dtmfSent.push({ callControlId, digits });
+    this.#phones.calls.get(callControlId)?.phone.hearCarrierDigits(digits);
     return { status: 200, body: { data: { result: 'ok' } } };
   }
 
@@ -345,6 +349,31 @@ export class CarrierBSimulator extends CarrierBSimulatorBase {
         if (live.phase !== 'ended') this.#finish(live, HANGUP.completed);
       });
     });
+  }
+
+  /**
+   * `detect_beep` (answering-machine.ts): call.machine.detection.ended with who answered, then on a
+   * machine call.machine.greeting.ended once its beep is heard — at once for a call without a phone.
+   */
+  #detectMachine(live: LiveCall, outcome: CallOutcome): void {
+    const report = async (verdict: { answeredBy: string; greetingEnded?: string }) => {
+      if (live.phase === 'ended') return;
+      const [event, result] = verdict.greetingEnded
+        ? ['call.machine.greeting.ended', 'beep_detected']
+        : ['call.machine.detection.ended', verdict.answeredBy];
+      this.#queue(live, event, Date.now(), { result });
+    };
+    const callControlId = String(live.base.call_control_id);
+    const who = detectedAnswer(outcome, false);
+    if (!live.phone && who) {
+      void report({ answeredBy: who });
+      if (who === 'machine') void report({ answeredBy: who, greetingEnded: 'beep' });
+    } else if (live.phone)
+      this.background(async () => {
+        await live.chain;
+        const phone = this.#phones.calls.get(callControlId)?.phone;
+        await detectMachine(outcome, phone, report, { early: true, greeting: ['beep'] });
+      });
   }
 
   /** The live call a command is for, or the carrier's refusal. */

@@ -54,6 +54,19 @@ export function callRequestProblems(
       invalid.push({ name: 'ringing_timer', reason: 'must be between 1 and 120' });
     }
   }
+  const amd = body.advanced_machine_detection;
+  if (amd !== undefined) {
+    const { behavior, mode, beep_timeout: timeout } = (amd ?? {}) as Record<string, unknown>;
+    if (
+      !['continue', 'hangup'].includes(String(behavior)) ||
+      !['default', 'detect', 'detect_beep'].includes(String(mode ?? 'detect')) ||
+      (timeout !== undefined && (typeof timeout !== 'number' || timeout < 45 || timeout > 120))
+    )
+      invalid.push({
+        name: 'advanced_machine_detection',
+        reason: 'behavior, mode or beep_timeout is invalid',
+      });
+  }
   return invalid;
 }
 

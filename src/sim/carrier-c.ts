@@ -14,6 +14,7 @@
 import { createPublicKey, type KeyObject, randomBytes, randomUUID } from 'node:crypto';
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { sha256Hex } from '../lib/crypto.js';
+import { carrierCDetection } from './answering-machine.js';
 import type { PhoneCall, PhoneScript, PhoneSettings } from './carrier-a-phone.js';
 import { CarrierCPhones } from './carrier-c-phone.js';
 import {
@@ -305,6 +306,9 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
     }
     const phoneCall = this.#phones.answer(call);
     await event('answered', { start_time: null, rate: null, network: null });
+    const detection = carrierCDetection(call.request, outcome, phoneCall?.phone, event); // beside a phone's call
+    if (detection && phoneCall) this.background(() => detection);
+    else await detection;
     // A phone's call really lasts: answered until its stream ends, then its real duration.
     if (phoneCall) await phoneCall.done;
     const seconds = outcome.durationSeconds;
@@ -373,6 +377,7 @@ export class CarrierCSimulator extends CarrierSimulatorBase {
     const invalid = digitsProblems(digits);
     if (invalid.length > 0 || typeof digits !== 'string') return badRequest('Invalid parameters', invalid);
     this.digitsSent.set(uuid, [...(this.digitsSent.get(uuid) ?? []), digits]);
+    this.#phones.calls.get(uuid)?.phone.hearCarrierDigits(digits);
     return { status: 200, body: { message: 'DTMF sent', uuid } };
   }
 

@@ -43,8 +43,8 @@ export async function hearToEnd(
  */
 export async function askAndInterrupt(phone: SimulatedPhone): Promise<void> {
   await hearToEnd(phone);
-  await phone.say('book-appointment');
-  await phone.waitForSpeech({ timeoutMs: 30_000 });
+  const asked = await phone.say('book-appointment');
+  await phone.waitForReplyTo(asked, { timeoutMs: 30_000 });
   await sleep(INTERRUPT_AFTER_MS);
   await phone.say('interrupt');
   await hearToEnd(phone);

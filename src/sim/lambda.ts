@@ -7,12 +7,15 @@
  * `UnrecognizedClientException` for an unknown key, 403 `InvalidSignatureException` for a wrong
  * secret or a tampered request, 403 `AccessDeniedException` for a key registered as denied, 500
  * `ServiceException` on demand. Functions belong to an account and a region (the region is the one
- * in the signature's credential scope) and are served in pages chained by `NextMarker`. Every
- * request is recorded, with what the signature said and whether the client gave up waiting.
+ * in the signature's credential scope) and are served in pages chained by `NextMarker`. Functions
+ * are also invoked (lambda-invoke.ts): each may have a handler, a JavaScript function of the event,
+ * which runs here. Every request is recorded, with what the signature said and whether the client
+ * gave up waiting.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenOnLoopback } from '../lib/net.js';
+import { INVOKE_PATH, invokedName, runInvocation, type SimulatedHandler } from './lambda-invoke.js';
 import {
   amzDate,
   canonicalRequest,
@@ -21,6 +24,8 @@ import {
   parseAuthorization,
   sha256Hex,
 } from './sigv4.js';
+
+export type { SimulatedHandler } from './lambda-invoke.js';
 
 /** A function as ListFunctions returns it (FunctionConfiguration, the fields that matter here). */
 export interface SimulatedFunction {
@@ -50,6 +55,8 @@ export interface SimulatedAccount {
   denied: boolean;
   /** Functions per region. */
   functions: Map<string, SimulatedFunction[]>;
+  /** The code of functions, by `<region>:<name>` (a function without any answers a starter reply). */
+  handlers: Map<string, SimulatedHandler>;
 }
 
 export interface LambdaRequest {
@@ -83,6 +90,7 @@ interface Answer {
   status: number;
   body: unknown;
   errorType?: string;
+  functionError?: string;
   /** `body` is sent as is (text), not as JSON. */
   raw?: boolean;
 }
@@ -132,36 +140,45 @@ export class LambdaSimulator {
       denied: credentials.denied ?? false,
       accountId: String(100_000_000_000 + this.#accountCounter),
       functions: new Map(),
+      handlers: new Map(),
     };
     this.accounts.set(credentials.accessKeyId, account);
     return account;
   }
 
-  /** Adds functions to an account in `region`; partial ones are completed with typical values. */
+  /**
+   * Adds functions to an account in `region`; partial ones are completed with typical values. `run`
+   * is a function's code: what an invocation answers.
+   */
   addFunctions(
     accessKeyId: string,
     region: string,
-    functions: Array<Partial<SimulatedFunction> & { FunctionName: string }>,
+    functions: Array<Partial<SimulatedFunction> & { FunctionName: string; run?: SimulatedHandler }>,
   ): SimulatedFunction[] {
     const account = this.accounts.get(accessKeyId);
     if (!account) throw new Error(`No account ${accessKeyId}`);
     const list = account.functions.get(region) ?? [];
-    const added = functions.map((f) => ({
-      FunctionArn: `arn:aws:lambda:${region}:${account.accountId}:function:${f.FunctionName}`,
-      Runtime: 'nodejs20.x',
-      Role: `arn:aws:iam::${account.accountId}:role/lambda-basic`,
-      Handler: 'index.handler',
-      CodeSize: 1024,
-      Description: '',
-      Timeout: 3,
-      MemorySize: 128,
-      LastModified: '2026-11-20T10:00:00.000+0000',
-      CodeSha256: createHash('sha256').update(f.FunctionName).digest('base64'),
-      Version: '$LATEST',
-      PackageType: 'Zip' as const,
-      Architectures: ['x86_64'],
-      ...f,
-    }));
+    const added = functions
+      .map(({ run, ...f }) => {
+        if (run) account.handlers.set(`${region}:${f.FunctionName}`, run);
+        return f;
+      })
+      .map((f) => ({
+        FunctionArn: `arn:aws:lambda:${region}:${account.accountId}:function:${f.FunctionName}`,
+        Runtime: 'nodejs20.x',
+        Role: `arn:aws:iam::${account.accountId}:role/lambda-basic`,
+        Handler: 'index.handler',
+        CodeSize: 1024,
+        Description: '',
+        Timeout: 3,
+        MemorySize: 128,
+        LastModified: '2026-11-20T10:00:00.000+0000',
+        CodeSha256: createHash('sha256').update(f.FunctionName).digest('base64'),
+        Version: '$LATEST',
+        PackageType: 'Zip' as const,
+        Architectures: ['x86_64'],
+        ...f,
+      }));
     list.push(...added);
     account.functions.set(region, list);
     return added;
@@ -206,6 +223,13 @@ export class LambdaSimulator {
     for (let i = 0; i < count; i++) this.#failures.push({ garbled: true });
   }
 
+  /** The invocations that reached a function (signed, authorised, not failed). */
+  invocations(): LambdaRequest[] {
+    return this.requests.filter(
+      (r) => r.status !== undefined && INVOKE_PATH.test(r.path) && r.signatureValid && !r.errorType,
+    );
+  }
+
   /** The list requests that reached the function listing (signed, authorised, not failed). */
   listRequests(): LambdaRequest[] {
     return this.requests.filter((r) => r.status === 200);
@@ -240,7 +264,8 @@ export class LambdaSimulator {
       });
       if (recorded.aborted) return;
     }
-    const answer = this.#answer(req, recorded, rawBody);
+    const answer = await this.#answer(req, recorded, rawBody);
+    if (recorded.aborted) return;
     recorded.status = answer.status;
     recorded.errorType = answer.errorType;
     const headers: Record<string, string> = {
@@ -248,12 +273,17 @@ export class LambdaSimulator {
       'x-amzn-requestid': randomUUID(),
     };
     if (answer.errorType) headers['x-amzn-errortype'] = answer.errorType;
+    if (answer.functionError) headers['x-amz-function-error'] = answer.functionError;
+    if (answer.status === 202 || answer.status === 204) {
+      res.writeHead(answer.status, headers).end();
+      return;
+    }
     if (answer.raw) headers['content-type'] = 'text/html';
     res.writeHead(answer.status, headers);
     res.end(answer.raw ? String(answer.body) : JSON.stringify(answer.body));
   }
 
-  #answer(req: IncomingMessage, recorded: LambdaRequest, rawBody: Buffer): Answer {
+  async #answer(req: IncomingMessage, recorded: LambdaRequest, rawBody: Buffer): Promise<Answer> {
     const authorization = parseAuthorization(req.headers.authorization);
     if (!authorization)
       return failure(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token');
@@ -322,11 +352,13 @@ export class LambdaSimulator {
       );
     }
     recorded.signatureValid = true;
+    const invoked = INVOKE_PATH.exec(recorded.path);
     if (account.denied) {
+      const action = invoked ? 'lambda:InvokeFunction' : 'lambda:ListFunctions';
       return failure(
         403,
         'AccessDeniedException',
-        `User: arn:aws:iam::${account.accountId}:user/discovery is not authorized to perform: lambda:ListFunctions on resource: * because no identity-based policy allows the lambda:ListFunctions action`,
+        `User: arn:aws:iam::${account.accountId}:user/discovery is not authorized to perform: ${action} on resource: * because no identity-based policy allows the ${action} action`,
         'Message',
       );
     }
@@ -340,6 +372,9 @@ export class LambdaSimulator {
         body: { Type: 'Service', Message: injected.message },
       };
     }
+    if (recorded.method === 'POST' && invoked) {
+      return this.#invoke(account, authorization.region, invokedName(invoked[1]!), req, rawBody);
+    }
     if (recorded.method !== 'GET' || !LIST_PATH.test(recorded.path)) {
       return failure(
         404,
@@ -348,6 +383,33 @@ export class LambdaSimulator {
       );
     }
     return this.#list(account, authorization.region, recorded.query);
+  }
+
+  async #invoke(
+    account: SimulatedAccount,
+    region: string,
+    name: string,
+    req: IncomingMessage,
+    rawBody: Buffer,
+  ): Promise<Answer> {
+    const fn = (account.functions.get(region) ?? []).find((f) => f.FunctionName === name);
+    if (!fn) {
+      return failure(
+        404,
+        'ResourceNotFoundException',
+        `Function not found: arn:aws:lambda:${region}:${account.accountId}:function:${name}`,
+        'Message',
+      );
+    }
+    const type = req.headers['x-amz-invocation-type'];
+    return runInvocation({
+      functionName: name,
+      region,
+      timeoutSeconds: fn.Timeout,
+      handler: account.handlers.get(`${region}:${name}`),
+      rawBody,
+      invocationType: typeof type === 'string' ? type : undefined,
+    });
   }
 
   #list(account: SimulatedAccount, region: string, query: Record<string, string>): Answer {

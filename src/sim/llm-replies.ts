@@ -11,7 +11,10 @@
 import type { ServerResponse } from 'node:http';
 
 export type LlmReply =
-  /** `failAfterTokens`: an error event and a cut after that many; `stallAfterTokens`: silence until the client leaves. */
+  /**
+   * `failAfterTokens`: an error event and a cut after that many; `stallAfterTokens`: silence until the
+   * client leaves. The text may quote the tools' results given in the request (`quoteToolResults`).
+   */
   | { text: string; failAfterTokens?: number; stallAfterTokens?: number }
   | { toolCalls: Array<{ name: string; arguments: string | Record<string, unknown> }>; text?: string }
   | {
@@ -229,4 +232,69 @@ function frame(context: StreamContext, chunk: Record<string, unknown>): Record<s
     ...chunk,
     ...(context.includeUsage ? { usage: null } : {}),
   };
+}
+
+/** A tool result found in the messages of a request: the tool's name (when known) and its text. */
+interface ToolResult {
+  name: string | undefined;
+  text: string;
+}
+
+const blockText = (content: unknown): string =>
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content
+          .filter((block) => block?.type === 'text' && typeof block.text === 'string')
+          .map((block) => block.text as string)
+          .join('')
+      : '';
+
+/** Every tool result in `messages`, in order, in either dialect (tool messages, tool_result blocks). */
+export function toolResults(messages: Array<Record<string, unknown>>): ToolResult[] {
+  const names = new Map<string, string>();
+  const results: ToolResult[] = [];
+  for (const message of messages) {
+    for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+      if (typeof call?.id === 'string') names.set(call.id, String(call.function?.name));
+    }
+    if (message.role === 'tool') {
+      results.push({ name: names.get(String(message.tool_call_id)), text: blockText(message.content) });
+    }
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Array<Record<string, unknown>>) {
+      if (block?.type === 'tool_use' && typeof block.id === 'string') names.set(block.id, String(block.name));
+      if (block?.type === 'tool_result')
+        results.push({ name: names.get(String(block.tool_use_id)), text: blockText(block.content) });
+    }
+  }
+  return results;
+}
+
+const QUOTE = /\{\{\s*tool_result(?::([A-Za-z0-9_-]+))?((?:\.[A-Za-z0-9_]+)*)\s*\}\}/g;
+
+/**
+ * The reply with its text's quotes of tool results filled in from the request, so that a scripted
+ * answer can say what a tool returned: `{{tool_result}}` is the last tool result, `{{tool_result:name}}`
+ * the last result of that tool, and a `.field.field` after either picks a field of a JSON result. A
+ * quote of nothing reads "(no tool result)".
+ */
+export function quoteToolResults(reply: LlmReply, messages: Array<Record<string, unknown>>): LlmReply {
+  if (!('text' in reply) || typeof reply.text !== 'string' || !reply.text.includes('{{')) return reply;
+  const results = toolResults(messages);
+  const text = reply.text.replace(QUOTE, (_quote, name: string | undefined, path: string) => {
+    const found = [...results].reverse().find((result) => name === undefined || result.name === name);
+    if (!found) return '(no tool result)';
+    if (!path) return found.text;
+    let value: unknown;
+    try {
+      value = JSON.parse(found.text);
+    } catch {
+      return '(no tool result)';
+    }
+    for (const key of path.slice(1).split('.')) value = (value as Record<string, unknown> | null)?.[key];
+    if (value === undefined) return '(no tool result)';
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+  return { ...reply, text };
 }

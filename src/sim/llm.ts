@@ -12,12 +12,24 @@
  *   user message ("You said: … How else can I help?");
  * - a reply is text, tool calls (with optional text before them), an HTTP error (429 with
  *   retry-after, quota, 5xx…), text that fails after some tokens, or a recorded transcript replayed;
+ *   its text may quote the tool results the request carries (`{{tool_result:name.field}}`), so that a
+ *   scripted answer says what a tool returned, and the knowledge passages it was given
+ *   (`{{knowledge}}`, llm-knowledge.ts);
  * - pacing: time to first token, tokens per second, words per token (settable at any time).
  * Every request is recorded (dialect, key, body, whether the client hung up), and concurrent streams
  * counted.
+ *
+ * The platform's after-call analysis requests (llm-analysis.ts) are answered from the transcript and
+ * schema they carry, before any script: a call's scripted replies are never spent on its analysis.
+ * `setAnalysisScript` overrides those answers per key and task (a 500, invalid JSON once…). They are
+ * recorded apart, in `analysisRequests`, so a test's count of a call's requests is not disturbed by
+ * an earlier call's analysis arriving meanwhile.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AnalysisTask } from '../domains/analysis/prompts.js';
 import { listenOnLoopback } from '../lib/net.js';
+import { type AnalysisRequest, analysisAnswer, analysisRequestOf } from './llm-analysis.js';
+import { quoteKnowledge } from './llm-knowledge.js';
 import {
   contentText,
   invalidMessagesBody,
@@ -25,7 +37,13 @@ import {
   writeMessagesError,
   writeMessagesStream,
 } from './llm-messages.js';
-import { completionObject, type LlmReply, type StreamPacing, writeStream } from './llm-replies.js';
+import {
+  completionObject,
+  type LlmReply,
+  quoteToolResults,
+  type StreamPacing,
+  writeStream,
+} from './llm-replies.js';
 
 export type { LlmReply, StreamPacing } from './llm-replies.js';
 
@@ -49,6 +67,8 @@ export interface LlmRecordedRequest {
   status?: number;
   /** The client closed the connection before the answer ended. */
   disconnected: boolean;
+  /** An after-call analysis request: its task and what it carries (recorded in `analysisRequests`). */
+  analysis?: AnalysisRequest;
   /** The answer was written to its end. */
   completed: boolean;
   at: number;
@@ -69,10 +89,14 @@ const DEFAULT_ERROR_TYPES: Record<number, string> = {
 
 export class LlmSimulator {
   readonly requests: LlmRecordedRequest[] = [];
+  /** The after-call analysis requests, apart from the conversation's. */
+  readonly analysisRequests: LlmRecordedRequest[] = [];
   /** How fast replies stream; change any field at any time (applies to the next request). */
   pacing: StreamPacing = { ...DEFAULT_PACING };
   readonly #keys = new Set<string>();
   readonly #scripts = new Map<string, LlmReply[]>();
+  /** Keyed `<key or *> <task>`. */
+  readonly #analysisScripts = new Map<string, LlmReply[]>();
   #respond: ((request: LlmRecordedRequest) => LlmReply | undefined) | undefined;
   #server: Server | undefined;
   #baseUrl = '';
@@ -117,6 +141,15 @@ export class LlmSimulator {
     this.#scripts.set(key, [...replies]);
   }
 
+  /**
+   * Replies to the analysis task `task` with `key` ('*': any key), consumed in order before the
+   * generated answer: an error (`{ error: { status: 500 } }`), or text that is no valid answer
+   * (`{ text: 'not json' }`) to see the platform ask again.
+   */
+  setAnalysisScript(key: string, task: AnalysisTask, replies: LlmReply[]): void {
+    this.#analysisScripts.set(`${key} ${task}`, [...replies]);
+  }
+
   /** Replies left in the script of `key`. */
   scriptLeft(key: string): number {
     return this.#scripts.get(key)?.length ?? 0;
@@ -130,8 +163,10 @@ export class LlmSimulator {
   /** Forgets scripts, the hook, recorded requests and the peak, and restores the default pacing. Keys stay. */
   reset(): void {
     this.#scripts.clear();
+    this.#analysisScripts.clear();
     this.#respond = undefined;
     this.requests.length = 0;
+    this.analysisRequests.length = 0;
     this.pacing = { ...DEFAULT_PACING };
     this.#peak = this.#active;
   }
@@ -158,6 +193,8 @@ export class LlmSimulator {
     } catch {
       body = undefined;
     }
+    const messages = Array.isArray(body?.messages) ? (body.messages as Array<Record<string, unknown>>) : [];
+    const analysis = analysisRequestOf(body, messages);
     const record: LlmRecordedRequest = {
       dialect,
       method: req.method ?? 'GET',
@@ -166,13 +203,14 @@ export class LlmSimulator {
       key,
       body,
       model: typeof body?.model === 'string' ? body.model : undefined,
-      messages: Array.isArray(body?.messages) ? (body.messages as Array<Record<string, unknown>>) : [],
+      messages,
       tools: Array.isArray(body?.tools) ? (body.tools as Array<Record<string, unknown>>) : [],
       disconnected: false,
+      ...(analysis ? { analysis } : {}),
       completed: false,
       at: Date.now(),
     };
-    this.requests.push(record);
+    (analysis ? this.analysisRequests : this.requests).push(record);
     const gone = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) {
@@ -195,7 +233,7 @@ export class LlmSimulator {
         : invalidBody(body);
     if (problem) return this.#error(res, record, { status: 400, message: problem });
 
-    const reply = this.#replyFor(record);
+    const reply = quoteKnowledge(quoteToolResults(this.#replyFor(record), record.messages), body);
     if ('error' in reply) return this.#error(res, record, reply.error);
     this.#counter += 1;
     const completion = this.#counter;
@@ -232,6 +270,13 @@ export class LlmSimulator {
   }
 
   #replyFor(record: LlmRecordedRequest): LlmReply {
+    if (record.analysis) {
+      for (const scriptKey of [record.key ?? '', '*']) {
+        const script = this.#analysisScripts.get(`${scriptKey} ${record.analysis.task}`);
+        if (script && script.length > 0) return script.shift()!;
+      }
+      return { text: analysisAnswer(record.analysis) };
+    }
     for (const scriptKey of [record.key ?? '', '*']) {
       const script = this.#scripts.get(scriptKey);
       if (script && script.length > 0) return script.shift()!;

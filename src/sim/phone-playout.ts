@@ -57,6 +57,8 @@ export interface PlayoutOptions {
   recordAudio: boolean;
   /** Told when a heard segment begins. */
   onSpeechStart(segment: HeardSegment): void;
+  /** Each window of audio as it plays (the phone's key-tone detector listens here). */
+  onPlayed?(window: Uint8Array, startMs: number): void;
 }
 
 export class Playout {
@@ -154,6 +156,7 @@ export class Playout {
       const window = item.audio.subarray(item.played, end);
       const startMs = item.startMs + item.played / BYTES_PER_MS;
       if (this.options.recordAudio) this.played.push({ startMs, audio: Uint8Array.from(window) });
+      this.options.onPlayed?.(window, startMs);
       if (ulawLevel(window) >= this.options.speechLevel)
         this.#heard(startMs, startMs + window.length / BYTES_PER_MS);
       this.playedBytes += window.length;

@@ -63,8 +63,8 @@ export class CallerVoice {
     return this.#queue.length > 0;
   }
 
-  say(audio: Uint8Array | string): Promise<SpokenUtterance> {
-    const name = typeof audio === 'string' ? audio : undefined;
+  say(audio: Uint8Array | string, as?: string): Promise<SpokenUtterance> {
+    const name = as ?? (typeof audio === 'string' ? audio : undefined);
     const bytes =
       typeof audio === 'string' ? voiceFixture(audio, this.options.fixturesDir) : Uint8Array.from(audio);
     let firstAudible = -1;

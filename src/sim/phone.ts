@@ -15,10 +15,14 @@
  * recorded with its time in milliseconds since the phone began to connect (`origin`, on the monotonic
  * clock of `performance.now()`): messages received (without their audio), heard segments, marks,
  * clears, utterances, the close. Played audio is kept only with `recordAudio: true`.
+ *
+ * Key tones in the played audio are heard (a Goertzel detector, dtmf-detector.ts) and recorded in
+ * `dtmfHeard`, beside the keys the carrier's simulator says it played into the call by command.
  */
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { FRAME_MS } from '../voice/audio.js';
+import { FRAME_MS, MULAW_8K } from '../voice/audio.js';
+import { DtmfDetector } from './dtmf-detector.js';
 import { type FrameClock, sharedFrameClock } from './phone-clock.js';
 import { type HeardSegment, type MarkRecord, Playout } from './phone-playout.js';
 import { CallerVoice, type SpokenUtterance } from './phone-voice.js';
@@ -62,6 +66,13 @@ export interface ReceivedMessage {
   name?: string;
 }
 
+/** A key the phone heard: as tones in the audio, or played by the carrier's own command. */
+export interface HeardDtmf {
+  digit: string;
+  atMs: number;
+  via: 'tone' | 'command';
+}
+
 export interface CloseRecord {
   atMs: number;
   code: number;
@@ -86,6 +97,8 @@ export class SimulatedPhone {
   origin = performance.now();
   readonly received: ReceivedMessage[] = [];
   readonly dtmfSent: Array<{ digit: string; atMs: number }> = [];
+  /** Keys the platform played to the phone, in order. */
+  readonly dtmfHeard: HeardDtmf[] = [];
   /** Messages the phone could not accept (malformed, another stream's); carrier_a would drop them. */
   readonly errors: string[] = [];
   close: CloseRecord | undefined;
@@ -98,6 +111,7 @@ export class SimulatedPhone {
   readonly #closeWaiters: Array<(close: CloseRecord) => void> = [];
   #socket: WebSocket | undefined;
   readonly #wire: PhoneWire;
+  readonly #keys = new DtmfDetector(MULAW_8K);
   #frameEpoch = 0;
   #streaming = false;
   #hangingUp = false;
@@ -123,6 +137,10 @@ export class SimulatedPhone {
       gapMs: options.heardGapMs ?? 200,
       recordAudio: options.recordAudio ?? false,
       onSpeechStart: () => this.#checkWaiters(this.now()),
+      onPlayed: (window, startMs) => {
+        for (const heard of this.#keys.push(window))
+          this.dtmfHeard.push({ digit: heard.key, atMs: startMs, via: 'tone' });
+      },
     });
   }
 
@@ -189,10 +207,13 @@ export class SimulatedPhone {
 
   /**
    * Queues an utterance (μ-law 8 kHz, or the name of a fixture) to be spoken after those queued
-   * before it; resolves once its last frame is sent, rejects if the call ends first.
+   * before it; resolves once its last frame is sent, rejects if the call ends first. `name` names
+   * audio given as bytes in `utterances` (an answering machine's `beep`).
    */
-  say(audio: Uint8Array | string): Promise<SpokenUtterance> {
-    const spoken = this.close ? Promise.reject(new Error('the call has ended')) : this.#voice.say(audio);
+  say(audio: Uint8Array | string, name?: string): Promise<SpokenUtterance> {
+    const spoken = this.close
+      ? Promise.reject(new Error('the call has ended'))
+      : this.#voice.say(audio, name);
     // A script may say something without waiting for it: its end with the call is no unhandled error.
     spoken.catch(() => undefined);
     return spoken;
@@ -204,6 +225,17 @@ export class SimulatedPhone {
     if (!this.#streaming) throw new Error('the stream is not open');
     this.#send(this.#wire.dtmf(digit));
     this.dtmfSent.push({ digit, atMs: this.now() });
+  }
+
+  /**
+   * The carrier played `digits` into the call by its own command (carrier_b's `send_dtmf`, carrier_c's
+   * DTMF request): its simulator tells the phone, which records them as heard (pauses left out).
+   */
+  hearCarrierDigits(digits: string): void {
+    const atMs = this.now();
+    for (const digit of digits)
+      if (/^[0-9*#A-D]$/i.test(digit))
+        this.dtmfHeard.push({ digit: digit.toUpperCase(), atMs, via: 'command' });
   }
 
   /** Sends `stop` and closes the stream, as a caller hanging up; resolves with the close. */
@@ -253,6 +285,18 @@ export class SimulatedPhone {
       if (!last) return undefined;
       return last.startMs >= since || nowMs - last.endMs <= gapMs ? last : undefined;
     });
+  }
+
+  /**
+   * Resolves with the first audio heard that began after `utterance`'s last audible frame was sent:
+   * the platform's answer to it. Unlike `waitForSpeech`, a greeting still playing (a loaded machine
+   * may pause between its sentences longer than a listener's silence) is never taken for the answer.
+   */
+  waitForReplyTo(utterance: SpokenUtterance, options: { timeoutMs?: number } = {}): Promise<HeardSegment> {
+    const after = utterance.speechEndMs ?? utterance.endMs;
+    return this.#wait(options.timeoutMs ?? 10_000, 'no answer heard', () =>
+      this.heardSegments.find((segment) => segment.startMs >= after),
+    );
   }
 
   /** Resolves when nothing audible has played for `ms` (counted from the origin if nothing ever did). */

@@ -1,11 +1,11 @@
 /**
  * Runs the simulators for local development (`npm run sim`): the three carriers, the cloud function
- * API, and the voice vendors (speech-to-text stt_a, the language model in both dialects,
- * text-to-speech tts_a, tts_b, tts_c and tts_d), each with one demo account, and prints what to
- * configure: the base URLs for the platform's environment, the credentials and keys to store in your
- * organization, and the cloud credentials to list functions with. A call placed through any carrier
- * is answered by a simulated phone that holds the demo conversation (sim/demo-caller.ts) with the
- * assistant over that carrier's media stream. Messages are delivered. Signed webhooks
+ * API, the voice vendors (speech-to-text stt_a, the language model in both dialects, text-to-speech
+ * tts_a, tts_b, tts_c and tts_d) and knowledge bases' embeddings API, each with one demo account, and
+ * prints what to configure: the base URLs for the platform's environment, the credentials and keys to
+ * store in your organization, and the cloud credentials to list functions with. A call placed through
+ * any carrier is answered by a simulated phone that holds the demo conversation (sim/demo-caller.ts)
+ * with the assistant over that carrier's media stream. Messages are delivered. Signed webhooks
  * and the media stream go to the URLs the platform gives, so start the platform with PUBLIC_URL
  * reachable from here (the default is).
  */
@@ -16,6 +16,7 @@ import { CarrierASimulator } from './carrier-a.js';
 import { CarrierBSimulator } from './carrier-b.js';
 import { CarrierCSimulator } from './carrier-c.js';
 import { DEMO_UTTERANCES, demoCaller, demoTranscript } from './demo-caller.js';
+import { EmbeddingsSimulator } from './embeddings.js';
 import { LambdaSimulator } from './lambda.js';
 import { LlmSimulator } from './llm.js';
 import { SttASimulator } from './stt-a.js';
@@ -27,8 +28,8 @@ import { TtsDSimulator } from './tts-d.js';
 const USAGE = `Usage: npm run sim [-- FIRST_PORT]
 
 Starts the simulators of carrier A, carrier B, carrier C, the cloud function API, speech-to-text,
-the language model and text-to-speech (tts_a…tts_d) on 127.0.0.1, on ten consecutive ports
-from FIRST_PORT (default 4010: ports 4010-4019), and prints how to point the platform at them.
+the language model, text-to-speech (tts_a…tts_d) and embeddings on 127.0.0.1, on eleven consecutive
+ports from FIRST_PORT (default 4010: ports 4010-4020), and prints how to point the platform at them.
 `;
 
 const SIMULATORS = [
@@ -42,6 +43,7 @@ const SIMULATORS = [
   'text-to-speech tts_b',
   'text-to-speech tts_c',
   'text-to-speech tts_d',
+  'embeddings',
 ] as const;
 
 const args = process.argv.slice(2);
@@ -128,8 +130,24 @@ lambda.addFunctions(cloudAccount.accessKeyId, 'us-east-1', [
     Description: 'Looks an order up by its number',
     Timeout: 10,
     MemorySize: 256,
+    // What a function tool gets: {tool, arguments, call_id}; what it returns, the model is told.
+    run: (event) => {
+      const order = String(
+        (event as { arguments?: { order_number?: unknown } }).arguments?.order_number ?? '',
+      );
+      return { order_number: order, status: 'shipped', arriving: 'Thursday' };
+    },
   },
-  { FunctionName: 'book-appointment', Runtime: 'python3.12', Handler: 'app.lambda_handler', Timeout: 30 },
+  {
+    FunctionName: 'book-appointment',
+    Runtime: 'python3.12',
+    Handler: 'app.lambda_handler',
+    Timeout: 30,
+    run: (event) => {
+      const when = (event as { arguments?: { when?: unknown } }).arguments?.when;
+      return { booked: true, when: typeof when === 'string' ? when : 'tomorrow at 10 am' };
+    },
+  },
   { FunctionName: 'send-receipt', Description: '', Runtime: 'nodejs22.x', MemorySize: 512 },
 ]);
 lambda.addGeneratedFunctions(cloudAccount.accessKeyId, 'eu-west-1', 120, 'eu-fn');
@@ -165,12 +183,15 @@ const ttsDProject = 'local-tts-d-project';
 const ttsD = new TtsDSimulator();
 ttsD.addKey(voiceKeys.tts_d);
 ttsD.addProject(ttsDProject);
+// Knowledge bases embed with the llm_a key.
+const embeddings = new EmbeddingsSimulator();
+embeddings.addKey(voiceKeys.llm_a);
 // Every call placed through carrier A is answered by the demo caller.
 carrierA.setPhone('*', demoCaller);
 carrierB.setPhone('*', demoCaller);
 carrierC.setPhone('*', demoCaller);
 
-const [a, b, c, l, s, m, t, tb, tc, d] = await Promise.all([
+const [a, b, c, l, s, m, t, tb, tc, d, e] = await Promise.all([
   carrierA.start(firstPort),
   carrierB.start(firstPort + 1),
   carrierC.start(firstPort + 2),
@@ -181,6 +202,7 @@ const [a, b, c, l, s, m, t, tb, tc, d] = await Promise.all([
   ttsB.start(firstPort + 7),
   ttsC.start(firstPort + 8),
   ttsD.start(firstPort + 9),
+  embeddings.start(firstPort + 10),
 ]);
 
 // One simulator per carrier of `providers/ids.ts`: the type asks for every one of them.
@@ -205,7 +227,8 @@ console.log(`Simulators (carriers and cloud functions) are running. Start the pl
 
   CARRIER_A_BASE_URL=${a} CARRIER_B_BASE_URL=${b} CARRIER_C_BASE_URL=${c} \\
     LAMBDA_ENDPOINT_URL=${l} STT_BASE_URL=${s} LLM_A_BASE_URL=${m} LLM_B_BASE_URL=${m} \\
-    TTS_A_BASE_URL=${t} TTS_B_BASE_URL=${tb} TTS_C_BASE_URL=${tc} TTS_D_BASE_URL=${d} npm start
+    TTS_A_BASE_URL=${t} TTS_B_BASE_URL=${tb} TTS_C_BASE_URL=${tc} TTS_D_BASE_URL=${d} \\
+    EMBEDDINGS_BASE_URL=${e} npm start
 
 then store these credentials in your organization (admin):
 
@@ -237,6 +260,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       ttsB.stop(),
       ttsC.stop(),
       ttsD.stop(),
+      embeddings.stop(),
     ]).then(() => process.exit(0));
   });
 }

@@ -36,7 +36,8 @@ export function signingKey(secretAccessKey: string, date: string, region: string
  * The canonical request of SigV4 for a request as received: method, canonical URI (the path
  * normalised, each segment URI-encoded once more, as every service but S3 signs it), canonical
  * query (names and values decoded, re-encoded, sorted), the signed headers with their values
- * trimmed and inner spaces collapsed, the list of signed headers, and the payload hash.
+ * trimmed and inner spaces collapsed, the list of signed headers, and the payload hash. S3 signs the
+ * path as sent instead (`s3: true`): neither normalised nor encoded again.
  */
 export function canonicalRequest(request: {
   method: string;
@@ -45,6 +46,7 @@ export function canonicalRequest(request: {
   headers: Record<string, string[] | undefined>;
   signedHeaders: string[];
   payloadHash: string;
+  s3?: boolean;
 }): string {
   const questionMark = request.url.indexOf('?');
   const rawPath = questionMark === -1 ? request.url : request.url.slice(0, questionMark);
@@ -58,7 +60,7 @@ export function canonicalRequest(request: {
     else segments.push(segment);
   }
   const normalized = `${rawPath.startsWith('/') ? '/' : ''}${segments.join('/')}${segments.length > 0 && rawPath.endsWith('/') ? '/' : ''}`;
-  const canonicalPath = uriEncode(normalized).replace(/%2F/g, '/');
+  const canonicalPath = request.s3 ? rawPath : uriEncode(normalized).replace(/%2F/g, '/');
 
   const pairs = rawQuery
     .split('&')

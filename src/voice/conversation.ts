@@ -45,7 +45,7 @@ export function welcomeMessage(settings: AssistantSettings, context: CallContext
   );
 }
 
-/** The built-in tools the assistant has enabled (custom tools come with issue 19). */
+/** The built-in tools the assistant has enabled, which answer-actions.ts carries out. */
 export function builtInTools(settings: AssistantSettings): ToolDefinition[] {
   const tools: ToolDefinition[] = [];
   const endCall = settings.tools_settings?.end_call;
@@ -81,10 +81,18 @@ function describe(what: string, scenarios: string[] | undefined): string {
 export class Conversation {
   readonly #history: ChatMessage[] = [];
 
-  constructor(private readonly system: string) {}
+  constructor(private system: string) {}
 
   messages(): ChatMessage[] {
-    return [{ role: 'system', content: this.system }, ...this.#history.slice(-MAX_HISTORY)];
+    // The oldest messages kept never start with a tool result: its call would be missing.
+    let history = this.#history.slice(-MAX_HISTORY);
+    while (history[0]?.role === 'tool') history = history.slice(1);
+    return [{ role: 'system', content: this.system }, ...history];
+  }
+
+  /** Another assistant takes the call over (a graph hand-off): its prompt, the same history. */
+  setSystem(system: string): void {
+    this.system = system;
   }
 
   user(text: string): void {

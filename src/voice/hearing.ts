@@ -34,7 +34,8 @@ export class Hearing {
   #backlogStartMs = 0;
 
   constructor(
-    private readonly spec: Pick<SessionSpec, 'stt' | 'plan' | 'format'>,
+    private readonly spec: Pick<SessionSpec, 'stt' | 'plan' | 'format'> &
+      Partial<Pick<SessionSpec, 'observer'>>,
     private readonly events: HearingEvents,
   ) {}
 
@@ -95,7 +96,11 @@ export class Hearing {
         for (const audio of this.#backlog) stream.send(audio);
         this.#stream = stream;
         for await (const event of stream.events) {
-          if (event.type === 'transcript' && event.isFinal) this.#covered(event.endSeconds * 1000);
+          if (event.type === 'transcript' && event.isFinal) {
+            this.#covered(event.endSeconds * 1000);
+            // Told first: the voicemail detection reads the words before the turn-taking does.
+            this.spec.observer?.heard?.(event.text);
+          }
           this.events.event(event);
         }
         // The vendor closed a stream we did not close: hear on with the same key list from here.

@@ -30,6 +30,7 @@ const TURN_HISTOGRAMS = [
     'platform_added',
     'End-to-end minus the endpointing wait, LLM time to first token and TTS time to first byte.',
   ],
+  ['retrievalMs', 'retrieval', 'Knowledge base retrieval for the caller words (embedding and search).'],
 ] as const satisfies ReadonlyArray<readonly [keyof TurnMeasurements, string, string]>;
 
 /** Where a barge-in reaction is measured to: audio sending paused, or the carrier told to `clear`. */
@@ -92,7 +93,7 @@ export class VoiceMetrics {
   observeTurn(measurements: TurnMeasurements): void {
     for (const [measurement, histogram] of this.#turns) {
       const ms = measurements[measurement];
-      if (ms !== null && Number.isFinite(ms) && ms >= 0) histogram.observe(ms / 1000);
+      if (ms !== null && ms !== undefined && Number.isFinite(ms) && ms >= 0) histogram.observe(ms / 1000);
     }
   }
 

@@ -9,7 +9,6 @@
  */
 import type { ProviderUrls } from '../config.js';
 import type { Tenant } from '../db/tenant.js';
-import { TTS_A_DEFAULTS } from '../domains/assistants/schemas.js';
 import type { LiveCalls } from '../domains/calls/live.js';
 import type { VendorLeases } from '../domains/leases/service.js';
 import type { ConfigResolver, ResolvedConfig } from '../domains/runtime/resolve-config.js';
@@ -18,18 +17,15 @@ import type { TemplateVariables } from '../lib/templates.js';
 import type { LlmAdapter } from '../providers/llm/types.js';
 import type { SttAdapter } from '../providers/stt/types.js';
 import type { TtsAdapter } from '../providers/tts/types.js';
+import { assistantSpec } from './assistant-spec.js';
 import { type AudioFormat, MULAW_8K } from './audio.js';
 import { turnAway } from './busy-apology.js';
 import { CallLeases, LimitReached, leaseVendors } from './call-leases.js';
-import {
-  builtInTools,
-  type CallContext,
-  Conversation,
-  renderLenient,
-  systemPrompt,
-  welcomeMessage,
-} from './conversation.js';
+import { type CallContext, Conversation, welcomeMessage } from './conversation.js';
 import { EarlySpeech } from './early-speech.js';
+import { GraphCall } from './graph-call.js';
+import { type GraphCalls, handOffAssistants } from './graph-setup.js';
+import type { KnowledgeSource } from './knowledge.js';
 import type { VoiceMetrics } from './metrics.js';
 import {
   type CallRecorder,
@@ -38,10 +34,13 @@ import {
   type SessionSpec,
   type VoiceActivityFactory,
 } from './session.js';
+import type { AudioTap } from './session-spec.js';
+import type { CallTool } from './tools/types.js';
 import type { CallRuntime, MediaConnection, MediaHandlers } from './transport.js';
 import type { TurnSettings } from './turn-manager.js';
 import type { TurnRecord } from './turn-metrics.js';
 import { fallbackRecord, planVendors } from './vendors.js';
+import { type MachineVerdict, VoicemailFlows, voicemailSpec, withVoicemail } from './voicemail.js';
 
 export interface VoiceRuntimeDeps {
   live: LiveCalls;
@@ -62,16 +61,37 @@ export interface VoiceRuntimeDeps {
   log: { warn(data: object, message: string): void };
   /** Cluster-wide limits on vendor keys (call-leases.ts); without it no limit is enforced. */
   leases?: VendorLeases;
+  /**
+   * The custom tools (HTTP, serverless) an assistant's call runs, and why any were left out; without
+   * it the model is shown none.
+   */
+  customTools?(
+    tenant: Tenant,
+    callId: number,
+    resolved: ResolvedConfig,
+  ): Promise<{ tools: CallTool[]; skipped: string[] }>;
+  /** Graph calls (graph-setup.ts); without it a call on a graph's number stays with its entry assistant. */
+  graphs?: GraphCalls;
+  /** An assistant's knowledge in a call (knowledge-setup.ts; never rejects); without it none is used. */
+  knowledge?(tenant: Tenant, resolved: ResolvedConfig): Promise<KnowledgeSource | undefined>;
+  /** Call recordings (domains/recordings): a tap for each call the assistant's settings record. */
+  recordings?: {
+    start(
+      tenant: Tenant,
+      callId: number,
+      format: AudioFormat,
+      settings: ResolvedConfig['settings'],
+    ): AudioTap | undefined;
+  };
 }
 
+/** A session's spec but the stream, with the assistant's settings the recording decides by. */
+type Ready = Omit<SessionSpec, 'send'> & { settings: ResolvedConfig['settings'] };
 /** A prepared call: its session's spec, why it cannot speak, or that a vendor's keys are all taken. */
-type Prepared = Omit<SessionSpec, 'send'> | string | LimitReached;
+type Prepared = Ready | string | LimitReached;
 
 /** How long a prepared call waits for its stream. */
 const PREPARED_TTL_MS = 60_000;
-const DEFAULT_GOODBYE = 'Thank you for calling. Goodbye.';
-const DEFAULT_TRANSFER = 'Please hold while I transfer your call.';
-const DEFAULT_IDLE = 'Are you still there?';
 
 /** Turn-taking settings from the assistant's interruption, hearing and idle settings (defaults as the API gives). */
 export function turnSettings(settings: ResolvedConfig['settings']): TurnSettings {
@@ -98,6 +118,10 @@ export class VoiceRuntime implements CallRuntime {
   readonly #prepared = new Map<number, Promise<Prepared>>();
   /** The vendor keys each prepared or live call holds (released when it ends or never comes). */
   readonly #leases = new Map<number, CallLeases>();
+  /** The voicemail flow of each live outbound call that detects answering machines. */
+  readonly #voicemails = new VoicemailFlows(PREPARED_TTL_MS);
+  /** The graph each prepared or live graph call walks (its session ends with the call). */
+  readonly #graphs = new Map<number, GraphCall>();
 
   constructor(private readonly deps: VoiceRuntimeDeps) {}
 
@@ -125,6 +149,7 @@ export class VoiceRuntime implements CallRuntime {
         if (typeof prepared === 'object' && !(prepared instanceof LimitReached))
           prepared.earlyGreeting?.abort.abort();
         void this.#release(callId);
+        this.#endGraph(callId);
       });
     }, PREPARED_TTL_MS).unref();
   }
@@ -160,11 +185,30 @@ export class VoiceRuntime implements CallRuntime {
       connection.send.close();
       return { media() {}, mark() {}, dtmf() {}, ended() {} };
     }
-    const session = new CallSession({ ...prepared, send: connection.send });
+    const { settings, ...ready } = prepared;
+    // The recording starts with the stream (the early greeting's audio is sent through it too).
+    const tap = this.deps.recordings?.start(tenant, callId, connection.start.format, settings);
+    const session = new CallSession({ ...ready, send: connection.send, ...(tap ? { tap } : {}) });
     this.#sessions.set(callId, session);
     this.deps.metrics?.callStarted();
     session.start();
-    return session;
+    const voicemail =
+      prepared.voicemail &&
+      this.#voicemails.start(callId, prepared.voicemail, prepared.format, session, {
+        ...this.#recorder(tenant, callId),
+        machineAnswered: (source) => this.deps.live.machineAnswered(tenant, callId, source),
+        close: () => connection.send.close(),
+        log: this.deps.log,
+      });
+    return voicemail ? withVoicemail(session, voicemail) : session;
+  }
+
+  /**
+   * The carrier's answering-machine verdict on a call (the carrier webhooks' listener): the call's
+   * live session acts on it, or will once its stream connects. Only sessions in this process hear it.
+   */
+  machineDetection(callId: number, verdict: MachineVerdict): void {
+    this.#voicemails.verdict(callId, verdict);
   }
 
   /**
@@ -176,6 +220,19 @@ export class VoiceRuntime implements CallRuntime {
     const recorder = this.#recorder(tenant, callId);
     const call = await this.deps.live.call(tenant, callId);
     if (!call?.assistantId) return 'the call has no assistant';
+    // A graph that cannot be read leaves the call with its first assistant, never mute.
+    const walk = await this.deps.graphs?.graphOf(tenant, call).catch((error: unknown) => {
+      this.deps.log.warn({ err: error, callId }, 'reading the call graph failed: no routing');
+      return undefined;
+    });
+    const graph =
+      walk &&
+      new GraphCall({
+        graph: walk.graph,
+        record: (type, data) => void recorder.event(type, data).catch(() => {}),
+        log: this.deps.log,
+        now: () => new Date(),
+      });
     const resolved = await this.deps.resolver.resolve(tenant, {
       assistantId: call.assistantId,
       phoneNumber: call.fromPhoneNumber,
@@ -204,40 +261,34 @@ export class VoiceRuntime implements CallRuntime {
       ...(meta.agenda ? { agenda: meta.agenda } : {}),
       ...(meta.welcome_message ? { welcomeMessage: meta.welcome_message } : {}),
     };
-    const llm = settings.llm_settings;
     const stt = settings.stt_settings;
-    const tts = settings.tts_settings;
-    const language = (tts?.provider_config as Record<string, unknown> | undefined)?.language;
+    // Every assistant of a graph call may write the session context.
+    const callTools = async (of: ResolvedConfig) => [
+      ...(await this.#callTools(tenant, callId, of, recorder)),
+      ...(graph ? [graph.contextTool] : []),
+    ];
+    const [tools, knowledge] = await Promise.all([
+      callTools(resolved),
+      this.deps.knowledge?.(tenant, resolved),
+    ]);
+    const assistant = assistantSpec({
+      resolved,
+      context,
+      plan,
+      ttsAdapter,
+      callTools: tools,
+      ...(meta.end_call_message ? { endCallMessage: meta.end_call_message } : {}),
+      ...(knowledge ? { knowledge } : {}),
+    });
     let spec: Omit<SessionSpec, 'send'> = {
+      ...assistant,
       origin,
+      callId,
       format,
       recorder,
-      conversation: new Conversation(systemPrompt(settings, context)),
-      tools: builtInTools(settings),
+      conversation: new Conversation(assistant.systemPrompt),
       greeting: welcomeMessage(settings, context),
-      idleMessage: renderLenient(settings.idle_message ?? DEFAULT_IDLE, context.variables),
-      goodbyeMessage:
-        meta.end_call_message ??
-        renderLenient(
-          settings.tools_settings?.end_call?.custom_message ?? settings.end_call_message ?? DEFAULT_GOODBYE,
-          context.variables,
-        ),
-      transferMessage: renderLenient(
-        settings.tools_settings?.transfer_call?.custom_message ??
-          settings.transfer_call_message ??
-          DEFAULT_TRANSFER,
-        context.variables,
-      ),
       turn: turnSettings(settings),
-      llmParameters: {
-        temperature: llm?.temperature ?? 0.7,
-        maxTokens: llm?.max_tokens ?? 1000,
-        topP: llm?.top_p ?? 1,
-        frequencyPenalty: llm?.frequency_penalty ?? 0,
-        presencePenalty: llm?.presence_penalty ?? 0,
-        ...(llm?.stop_sequences && llm.stop_sequences.length > 0 ? { stop: llm.stop_sequences } : {}),
-      },
-      plan,
       stt: {
         adapter: this.deps.stt[resolved.stt.provider],
         options: {
@@ -252,29 +303,13 @@ export class VoiceRuntime implements CallRuntime {
           keyterms: stt?.keyterms ?? [],
         },
       },
-      tts: {
-        adapter: ttsAdapter,
-        voice: {
-          voiceId: tts?.voice_id ?? 'default',
-          ...(tts?.model_id ? { modelId: tts.model_id } : {}),
-          ...(typeof language === 'string' ? { language } : {}),
-          providerConfig: { ...((tts?.provider_config as Record<string, unknown> | undefined) ?? {}) },
-          voiceSettings:
-            !tts?.provider || tts.provider === 'tts_a'
-              ? {
-                  stability: tts?.stability ?? TTS_A_DEFAULTS.stability,
-                  similarity_boost: tts?.similarity_boost ?? TTS_A_DEFAULTS.similarity_boost,
-                  style: tts?.style ?? TTS_A_DEFAULTS.style,
-                  use_speaker_boost: tts?.use_speaker_boost ?? TTS_A_DEFAULTS.use_speaker_boost,
-                }
-              : {},
-        },
-      },
       llmAdapterFor: this.deps.llmAdapterFor,
       vad: this.deps.vad,
       observer: this.#observer(callId),
       log: this.deps.log,
     };
+    const voicemail = voicemailSpec(settings, call, context.variables);
+    if (voicemail) spec.voicemail = voicemail;
     // ——— vendor key limits: take a key of each kind, or turn the call away (call-leases.ts) ———
     if (this.deps.leases) {
       const holder = new CallLeases(this.deps.leases, tenant, callId, this.deps.log);
@@ -284,6 +319,38 @@ export class VoiceRuntime implements CallRuntime {
       if (leased.skipped.length > 0)
         void recorder.event('call.vendor_skipped', { reasons: leased.skipped }).catch(() => {});
       spec = leased.spec;
+    }
+    // ——— a graph call: its session starts, and its routing decides at each turn (graph-call.ts) ———
+    const started =
+      walk &&
+      (await this.deps.graphs?.start(tenant, call, walk.graphId).catch((error: unknown) => {
+        this.deps.log.warn({ err: error, callId }, 'starting the graph session failed: no routing');
+      }));
+    if (graph && started) {
+      const holder = this.#leases.get(callId);
+      const prepared = spec;
+      graph.begin({
+        ...started,
+        assistant: spec,
+        llmAdapterFor: spec.llmAdapterFor,
+        assistantFor: handOffAssistants(
+          {
+            ...this.deps,
+            callTools,
+            record: (type, data) => void recorder.event(type, data).catch(() => {}),
+          },
+          {
+            tenant,
+            fromPhoneNumber: call.fromPhoneNumber,
+            context,
+            ...(meta.end_call_message ? { endCallMessage: meta.end_call_message } : {}),
+            ...(holder ? { leases: { holder, prepared } } : {}),
+          },
+        ),
+      });
+      // A call set up again (its stream came in another format) resumes the same session.
+      this.#graphs.set(callId, graph);
+      spec = { ...spec, routing: graph };
     }
     // ———
     const clock = () => performance.now() - origin;
@@ -306,7 +373,7 @@ export class VoiceRuntime implements CallRuntime {
         greeting,
       );
     }
-    return spec;
+    return { ...spec, settings };
   }
 
   #observer(callId: number): SessionObserver {
@@ -316,11 +383,35 @@ export class VoiceRuntime implements CallRuntime {
       bargeIn: (stage, ms) => metrics?.observeBargeIn(stage, ms),
       interruption: () => metrics?.interruption(),
       vendorFailure: (kind, error) => metrics?.vendorFailure(kind, error),
+      heard: (text) => this.#voicemails.words(callId, text),
       ended: () => {
+        this.#voicemails.ended(callId);
         if (this.#sessions.delete(callId)) metrics?.callEnded();
         void this.#release(callId);
+        this.#endGraph(callId);
       },
     };
+  }
+
+  /** The tools the session runs for one of the call's assistants (custom tools), with why any were left out recorded. */
+  async #callTools(
+    tenant: Tenant,
+    callId: number,
+    resolved: ResolvedConfig,
+    recorder: CallRecorder,
+  ): Promise<CallTool[]> {
+    const custom = (await this.deps.customTools?.(tenant, callId, resolved)) ?? { tools: [], skipped: [] };
+    if (custom.skipped.length > 0)
+      void recorder.event('call.tool_skipped', { reasons: custom.skipped }).catch(() => {});
+    return custom.tools;
+  }
+
+  /** The call is over (or never came): its graph session ends. */
+  #endGraph(callId: number): void {
+    const graph = this.#graphs.get(callId);
+    if (!graph) return;
+    this.#graphs.delete(callId);
+    void graph.end();
   }
 
   /** Gives back the vendor keys the call holds. */
@@ -341,6 +432,7 @@ export class VoiceRuntime implements CallRuntime {
       turn: (turn) => this.deps.recordTurn(tenant, callId, turn),
       event: (type, data) => live.event(tenant, callId, type, data),
       hangUp: () => live.hangUp(tenant, callId),
+      sendDigits: (digits) => live.sendDigits(tenant, callId, digits),
       transfer: (to) => live.transfer(tenant, callId, to),
     };
   }

@@ -7,41 +7,31 @@
  * order. Rules of turn-taking live in `turn-manager.ts`; this file only carries out its actions.
  */
 import type { ProviderError } from '../providers/errors.js';
-import type { ToolCall } from '../providers/llm/types.js';
-import { type AnswerResult, generateAnswer } from './answer.js';
-import { answerActions, toolResult } from './answer-actions.js';
+import { toolResult } from './answer-actions.js';
 import type { EarlySpeech } from './early-speech.js';
 import { Hearing } from './hearing.js';
+import { type Keypad, sessionKeypad } from './keypad.js';
 import { Playout } from './playout.js';
-import type { SessionSpec, VoiceActivity } from './session-spec.js';
+import { type ReplyHost, reply } from './reply.js';
+import { type AssistantSpec, type SessionSpec, tapped, type VoiceActivity } from './session-spec.js';
 import { SpeechLane } from './speech-lane.js';
+import { afterSaid } from './spoken-text.js';
 import type { MediaHandlers } from './transport.js';
 import { initialTurnState, step, type TurnAction, type TurnInput, type TurnState } from './turn-manager.js';
 import { measure, type TurnMarks, type TurnRecord } from './turn-metrics.js';
+import type { Utterance } from './utterance.js';
 import { type Candidate, fallbackRecord } from './vendors.js';
 
 export type {
+  AssistantSpec,
   CallRecorder,
+  CallRouting,
+  RouteDecision,
   SessionObserver,
   SessionSpec,
   VoiceActivity,
   VoiceActivityFactory,
 } from './session-spec.js';
-
-interface Utterance {
-  id: number;
-  kind: TurnRecord['kind'];
-  abort: AbortController;
-  lane: SpeechLane;
-  marks: TurnMarks;
-  startedAt: Date;
-  userText: string;
-  provider: string | null;
-  /** Said in full once played; cut to what was heard if interrupted. */
-  text: string;
-  toolCalls: ToolCall[];
-  finished: boolean;
-}
 
 export class CallSession implements MediaHandlers {
   readonly #origin: number;
@@ -62,8 +52,20 @@ export class CallSession implements MediaHandlers {
   /** Where the call goes once the last words have played (transfer_call). */
   #transferTo: string | undefined;
   #records: Promise<unknown> = Promise.resolve();
+  /** Who the caller is talking to (a graph hand-off swaps it). */
+  #assistant: AssistantSpec;
+  readonly #keypad: Keypad;
+  /** What a reply may do to the session (reply.ts). */
+  readonly #replyHost: ReplyHost;
 
   constructor(private readonly spec: SessionSpec) {
+    this.#assistant = spec;
+    this.#keypad = sessionKeypad(
+      spec,
+      () => this.#utterance,
+      (type, data) => this.#record(() => spec.recorder.event(type, data)),
+    );
+    const send = tapped(spec.send, spec.tap);
     this.#origin = spec.origin ?? performance.now();
     this.#wallOrigin = Date.now() - (performance.now() - this.#origin);
     this.#hearing = new Hearing(spec, {
@@ -81,7 +83,7 @@ export class CallSession implements MediaHandlers {
       unavailable: () => this.#record(() => this.spec.recorder.event('call.stt_unavailable', {})),
     });
     this.#playout = new Playout(
-      spec.send,
+      send,
       spec.format,
       {
         audible: (id, at) => this.#onAudible(id, at),
@@ -101,6 +103,24 @@ export class CallSession implements MediaHandlers {
       },
       spec.format,
     );
+    this.#replyHost = {
+      spec: this.spec,
+      assistant: () => this.#assistant,
+      handOff: (assistant) => {
+        this.#assistant = assistant;
+        this.spec.conversation.setSystem(assistant.systemPrompt);
+      },
+      controls: () => this.#keypad,
+      clock: this.clock,
+      lane: (utterance) => this.#lane(utterance.abort.signal, this.#sink(utterance.id, utterance.marks)),
+      fallback: (kind, from, error, next, mid) => this.#fallback(kind, from, error, next, mid),
+      record: (type, data) => this.#record(() => this.spec.recorder.event(type, data)),
+      finishAfterResponse: () => this.#input({ type: 'finish_after_response', at: this.clock() }),
+      transferTo: (to) => {
+        this.#transferTo = to;
+      },
+      endLane: (utterance) => this.#endLane(utterance),
+    };
   }
 
   /** Milliseconds since the session began, on the monotonic clock. */
@@ -125,6 +145,7 @@ export class CallSession implements MediaHandlers {
   media(audio: Uint8Array): void {
     if (this.#ended) return;
     this.#audioOrigin ??= this.clock();
+    this.spec.tap?.caller(audio);
     this.#vad.push(audio);
     this.#hearing.send(audio);
   }
@@ -133,8 +154,10 @@ export class CallSession implements MediaHandlers {
     this.#playout.onMark(name);
   }
 
+  /** A key the caller pressed: to the tool collecting keys, else a caller turn (turn-manager.ts). */
   dtmf(digit: string): void {
     this.#record(() => this.spec.recorder.event('call.dtmf', { digit }));
+    if (!this.#keypad.press(digit)) this.#input({ type: 'dtmf', at: this.clock(), digit });
   }
 
   ended(reason: 'stop' | 'closed' | 'error'): void {
@@ -145,8 +168,21 @@ export class CallSession implements MediaHandlers {
     if (utterance && !utterance.finished) this.#closeUtterance(utterance, this.#playout.heardMs(), true);
     this.#hearing.close();
     this.#vad.close();
+    this.#keypad.close();
+    this.spec.tap?.close();
     this.#record(() => this.spec.recorder.event('call.stream_ended', { reason }));
     this.spec.observer.ended?.();
+  }
+
+  /** Voicemail (voicemail.ts): stop talking and taking turns; then say `message`, ending the call once played. */
+  voicemail(message?: string): void {
+    if (message !== undefined) {
+      this.#say('goodbye', message);
+      return;
+    }
+    const utterance = this.#utterance;
+    if (utterance && !utterance.finished) this.#closeUtterance(utterance, this.#playout.clear(), true);
+    this.#turnState = { ...initialTurnState(), finishing: true };
   }
 
   // ——— turn-taking ———
@@ -224,10 +260,10 @@ export class CallSession implements MediaHandlers {
         this.#transcript('user', action.text, action.startedAt, action.endedAt);
         break;
       case 'idle_prompt':
-        this.#say('idle', this.spec.idleMessage);
+        this.#say('idle', this.#assistant.idleMessage);
         break;
       case 'goodbye':
-        this.#say('goodbye', this.spec.goodbyeMessage);
+        this.#say('goodbye', this.#assistant.goodbyeMessage);
         break;
       case 'hang_up':
         void this.#hangUp();
@@ -250,25 +286,9 @@ export class CallSession implements MediaHandlers {
   ): Utterance {
     const id = ++this.#utteranceSeq;
     this.#playout.begin(id);
-    const sink = (audio: Uint8Array) => {
-      if (this.#utterance?.id !== id) return;
-      marks.ttsFirstByteAt ??= this.clock();
-      this.#playout.enqueue(id, audio);
-    };
+    const sink = this.#sink(id, marks);
     const abort = early?.abort ?? new AbortController();
-    const lane =
-      early?.lane ??
-      new SpeechLane({
-        adapter: this.spec.tts.adapter,
-        candidates: this.spec.plan.tts,
-        format: this.spec.format,
-        voice: this.spec.tts.voice,
-        signal: abort.signal,
-        clock: this.clock,
-        onAudio: sink,
-        onFallback: (from, error, next, midUtterance) =>
-          this.#fallback('tts', from, error, next, midUtterance),
-      });
+    const lane = early?.lane ?? this.#lane(abort.signal, sink);
     const utterance: Utterance = {
       id,
       kind,
@@ -279,6 +299,8 @@ export class CallSession implements MediaHandlers {
       userText,
       provider: null,
       text: '',
+      said: '',
+      committed: '',
       toolCalls: [],
       finished: false,
     };
@@ -292,6 +314,29 @@ export class CallSession implements MediaHandlers {
     return utterance;
   }
 
+  /** Where an utterance's audio goes: the playout, while it is the current one. */
+  #sink(id: number, marks: TurnMarks): (audio: Uint8Array) => void {
+    return (audio) => {
+      if (this.#utterance?.id !== id) return;
+      marks.ttsFirstByteAt ??= this.clock();
+      this.#playout.enqueue(id, audio);
+    };
+  }
+
+  /** A speech lane in the current assistant's voice, feeding `sink`. */
+  #lane(signal: AbortSignal, sink: (audio: Uint8Array) => void): SpeechLane {
+    return new SpeechLane({
+      adapter: this.#assistant.tts.adapter,
+      candidates: this.#assistant.plan.tts,
+      format: this.spec.format,
+      voice: this.#assistant.tts.voice,
+      signal,
+      clock: this.clock,
+      onAudio: sink,
+      onFallback: (from, error, next, midUtterance) => this.#fallback('tts', from, error, next, midUtterance),
+    });
+  }
+
   /** Speaks fixed text (greeting, idle prompt, goodbye); `early`: already being spoken. */
   #say(kind: TurnRecord['kind'], text: string, early?: EarlySpeech): void {
     const utterance = this.#newUtterance(kind, '', {}, early);
@@ -302,36 +347,9 @@ export class CallSession implements MediaHandlers {
 
   #answer(userText: string, marks: TurnMarks): void {
     const utterance = this.#newUtterance('reply', userText, marks);
-    void (async () => {
-      const result = await generateAnswer({
-        messages: this.spec.conversation.messages(),
-        tools: this.spec.tools,
-        candidates: this.spec.plan.llm,
-        adapterFor: this.spec.llmAdapterFor,
-        parameters: this.spec.llmParameters,
-        lane: utterance.lane,
-        signal: utterance.abort.signal,
-        clock: this.clock,
-        marks,
-        budgetMs: this.spec.llmBudgetMs ?? 10_000,
-        onFallback: (from, error, next, midAnswer) => this.#fallback('llm', from, error, next, midAnswer),
-      });
-      if (utterance.abort.signal.aborted) return;
-      this.#afterAnswer(utterance, result);
-      await this.#endLane(utterance);
-    })().catch((error: unknown) => this.spec.log.warn({ err: error }, 'answer failed'));
-  }
-
-  #afterAnswer(utterance: Utterance, result: AnswerResult): void {
-    // The provider that finished the answer, or the last whose words were said.
-    utterance.provider = result.provider ?? result.providers.at(-1) ?? null;
-    utterance.toolCalls = result.toolCalls;
-    const actions = answerActions(result, this.spec);
-    utterance.text = actions.text;
-    for (const said of actions.say) utterance.lane.send(said);
-    if (actions.transferTo) this.#transferTo = actions.transferTo;
-    if (actions.finishAfterResponse) this.#input({ type: 'finish_after_response', at: this.clock() });
-    for (const event of actions.events) this.#record(() => this.spec.recorder.event(event.type, event.data));
+    reply(this.#replyHost, utterance).catch((error: unknown) =>
+      this.spec.log.warn({ err: error }, 'answer failed'),
+    );
   }
 
   async #endLane(utterance: Utterance): Promise<void> {
@@ -367,13 +385,14 @@ export class CallSession implements MediaHandlers {
     utterance.finished = true;
     if (interrupted) utterance.abort.abort();
     const heard = interrupted ? utterance.lane.spoken.heard(heardMs) : utterance.text;
-    this.spec.conversation.assistant(heard, interrupted ? [] : utterance.toolCalls);
+    this.spec.conversation.assistant(
+      afterSaid(heard, utterance.committed),
+      interrupted ? [] : utterance.toolCalls,
+    );
     for (const call of interrupted ? [] : utterance.toolCalls)
       this.spec.conversation.toolResult(call.id, toolResult(call));
     const now = this.clock();
-    if (heard) {
-      this.#transcript('assistant', heard, utterance.marks.firstAudioSentAt ?? now, now);
-    }
+    if (heard) this.#transcript('assistant', heard, utterance.marks.firstAudioSentAt ?? now, now);
     const turn: TurnRecord = {
       position: this.#turnPosition++,
       kind: utterance.kind,
@@ -384,6 +403,7 @@ export class CallSession implements MediaHandlers {
       llmProvider: utterance.provider,
       marks: utterance.marks,
       measurements: measure(utterance.marks),
+      ...(utterance.passages ? { passages: utterance.passages } : {}),
     };
     this.spec.observer.turn?.(turn);
     this.#record(() => this.spec.recorder.turn(turn));

@@ -7,6 +7,10 @@
  * vendor's alignment, or estimated from the audio's length, from the start of a word cut short); its
  * audio follows the old voice's in the playout, never over it. It also keeps what was spoken when, so
  * the conversation can keep exactly what the caller heard.
+ *
+ * Audio that is no speech (key tones, `play`) takes its place in the same order: the vendor's stream
+ * is ended early so that all the audio of the words before it arrives, the tones follow, and text
+ * written after them goes to a new stream of the same key.
  */
 import { asProviderError, ProviderError } from '../providers/errors.js';
 import type { TtsAdapter, TtsStream, TtsVoice } from '../providers/tts/types.js';
@@ -48,6 +52,13 @@ export class SpeechLane {
   #firstByteAt: number | undefined;
   readonly #done: Promise<void>;
   #error: ProviderError | undefined;
+  /** Audio waiting for the words before it (`play`), and the text written after it. */
+  #held: Array<{ audio: Uint8Array; played: () => void }> = [];
+  #after: string[] = [];
+  /** The stream is being ended early so the held audio can follow its last words. */
+  #cut = false;
+  /** Wakes the lane waiting for text after a cut. */
+  #wake: (() => void) | undefined;
 
   constructor(private readonly options: SpeechLaneOptions) {
     this.#done = this.#run();
@@ -118,10 +129,32 @@ export class SpeechLane {
     this.flush();
   }
 
+  /**
+   * Audio that says nothing (key tones, in the lane's format), played after everything written so
+   * far; resolves once it is on its way to the playout (at once when the lane is over).
+   */
+  play(audio: Uint8Array): Promise<void> {
+    if (this.#ended || this.options.signal.aborted) return Promise.resolve();
+    this.flush();
+    return new Promise((played) => {
+      this.#held.push({ audio, played });
+      if (this.#cut) return;
+      // Nothing is waiting for the voice: the audio goes now.
+      if (this.#texts.length === 0) return this.#release();
+      this.#cut = true;
+      this.#stream?.end();
+    });
+  }
+
   #deliver(piece: string): void {
+    if (this.#cut) {
+      this.#after.push(piece);
+      return;
+    }
     this.#texts.push(piece);
     this.spoken.sent(piece);
     this.#stream?.sendText(piece);
+    this.#wake?.();
   }
 
   /** No more text; resolves when the last audio has arrived (or the lane gave up). */
@@ -129,42 +162,92 @@ export class SpeechLane {
     if (this.#partial) this.flush();
     this.#ended = true;
     this.#stream?.end();
+    this.#wake?.();
     await this.#done;
     this.spoken.finish();
   }
 
   async #run(): Promise<void> {
     const { candidates, adapter, signal } = this.options;
-    while (!signal.aborted) {
-      this.#candidateIndex += 1;
-      const candidate = candidates[this.#candidateIndex];
-      if (!candidate || !adapter) {
-        this.#error ??= new ProviderError('no text-to-speech vendor is usable', {
-          provider: candidate?.provider ?? 'tts',
-          retryable: false,
-        });
-        return;
-      }
-      try {
-        await this.#speakWith(adapter, candidate);
-        return;
-      } catch (error) {
-        this.#stream = undefined;
-        if (signal.aborted) return;
-        const failure = asProviderError(error, candidate.provider);
-        this.#error = failure;
-        const next = candidates[this.#candidateIndex + 1];
-        const midUtterance = this.#vendorAudio;
-        this.options.onFallback(candidate, failure, next, midUtterance);
-        if (midUtterance) {
-          // Its audio plays on; the next voice starts where that audio stops.
-          const rest = this.spoken.switchVoice();
-          this.#texts = rest ? [rest] : [];
-          this.#vendorAudio = false;
-          if (!rest && this.#ended) return;
+    try {
+      while (!signal.aborted) {
+        this.#candidateIndex += 1;
+        const candidate = candidates[this.#candidateIndex];
+        if (!candidate || !adapter) {
+          this.#error ??= new ProviderError('no text-to-speech vendor is usable', {
+            provider: candidate?.provider ?? 'tts',
+            retryable: false,
+          });
+          return;
         }
+        try {
+          await this.#speakWith(adapter, candidate);
+          if (signal.aborted || !this.#cut) return;
+          // Ended early for held audio: the next words are spoken with the same key.
+          this.#candidateIndex -= 1;
+        } catch (error) {
+          this.#stream = undefined;
+          if (signal.aborted) return;
+          const failure = asProviderError(error, candidate.provider);
+          this.#error = failure;
+          const next = candidates[this.#candidateIndex + 1];
+          const midUtterance = this.#vendorAudio;
+          this.options.onFallback(candidate, failure, next, midUtterance);
+          if (midUtterance) {
+            // Its audio plays on; the next voice starts where that audio stops.
+            const rest = this.spoken.switchVoice();
+            this.#texts = rest ? [rest] : [];
+            this.#vendorAudio = false;
+            if (!rest && this.#ended) return;
+          }
+          if (!this.#cut || this.#texts.length > 0) continue;
+        }
+        this.#endCut();
+        if (!(await this.#moreText())) return;
       }
+    } finally {
+      // The voice is done or gave up: held audio still plays (unless the utterance was cut off).
+      if (signal.aborted) for (const held of this.#held.splice(0)) held.played();
+      else this.#release();
     }
+  }
+
+  /** All audio of the words before the held audio has come: it follows them, later text waits. */
+  #endCut(): void {
+    this.#cut = false;
+    this.#stream = undefined;
+    this.#vendorAudio = false;
+    this.#texts = [];
+    this.#release();
+    for (const piece of this.#after.splice(0)) {
+      this.#texts.push(piece);
+      this.spoken.sent(piece);
+    }
+  }
+
+  #release(): void {
+    for (const { audio, played } of this.#held.splice(0)) {
+      this.spoken.pause(durationMs(this.options.format, audio.length));
+      this.options.onAudio(audio);
+      played();
+    }
+  }
+
+  /** After a cut: true once there is text to speak, false when the lane ends without any. */
+  #moreText(): Promise<boolean> {
+    const { signal } = this.options;
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.#texts.length > 0) resolve(true);
+        else if (this.#ended || signal.aborted) resolve(false);
+        else return;
+        this.#wake = undefined;
+        signal.removeEventListener('abort', check);
+      };
+      this.#wake = check;
+      signal.addEventListener('abort', check);
+      check();
+    });
   }
 
   async #speakWith(adapter: TtsAdapter, candidate: Candidate): Promise<void> {
@@ -179,7 +262,7 @@ export class SpeechLane {
     this.#stream = stream;
     for (const text of this.#texts) stream.sendText(text);
     if (this.#texts.length > 0) stream.flush();
-    if (this.#ended) stream.end();
+    if (this.#ended || this.#cut) stream.end();
     for await (const event of stream.events) {
       if (signal.aborted) return;
       if (event.type === 'final') return;

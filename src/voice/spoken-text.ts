@@ -75,6 +75,17 @@ export class SpokenText {
     return rest;
   }
 
+  /**
+   * Audio that says nothing (key tones) follows everything given so far, which has all been said: the
+   * text is placed before it and the next text after it.
+   */
+  pause(ms: number): void {
+    const segment = this.#segment;
+    if (!segment.aligned && segment.text) this.#spread(segment.text, segment.startMs);
+    this.#audioMs += ms;
+    this.#segment = { text: '', startMs: this.#audioMs, firstChar: this.#chars.length, aligned: false };
+  }
+
   /** The utterance is over: a last segment without alignment is spread over its audio. */
   finish(): void {
     const segment = this.#segment;
@@ -133,4 +144,24 @@ export class SpokenText {
 
 function nonSpaceCount(text: string): number {
   return text.replace(/\s/g, '').length;
+}
+
+/** Two pieces of what an utterance said, as one text. */
+export function joinText(before: string, after: string): string {
+  return `${before} ${after}`.trim();
+}
+
+/**
+ * What `text` says after `prefix` (which it starts with, give or take spacing): `heard` counts its
+ * characters the way the voice gave them back, so the prefix is skipped by its non-space characters.
+ */
+export function afterSaid(text: string, prefix: string): string {
+  let keep = nonSpaceCount(prefix);
+  if (keep === 0) return text;
+  let index = 0;
+  while (index < text.length && keep > 0) {
+    if (!/\s/.test(text[index]!)) keep -= 1;
+    index += 1;
+  }
+  return text.slice(index).trim();
 }

@@ -19,6 +19,10 @@
  *   replaces it: the answer is dropped and the new words are answered.
  * - **Idle**: after `idleTimeoutMs` of silence on both sides, an idle prompt; after
  *   `maxIdleMessages` of them, the goodbye and the hang-up.
+ * - **Keys** (DTMF no tool collects): keys pressed in a row are one caller turn, over at `#` or
+ *   KEY_TURN_MS after the last key, told as "[The caller pressed: 1 2 3 #]" (with any words said
+ *   beside them). A key is an explicit act: it stops the assistant at once — an interruption if the
+ *   answer was audible (no threshold, minimum or cooldown), a dropped answer if not.
  */
 
 export interface TurnSettings {
@@ -48,6 +52,8 @@ export type TurnInput =
   | { type: 'response_done'; at: number }
   /** No more turns: the current answer is the last (end_call, transfer); hang up after it. */
   | { type: 'finish_after_response'; at: number }
+  /** The caller pressed a key no tool was collecting (0-9, *, #, A-D). */
+  | { type: 'dtmf'; at: number; digit: string }
   | { type: 'tick'; at: number };
 
 export type TurnAction =
@@ -85,6 +91,10 @@ interface Caller {
   /** The vendor said the words are complete (speech_final / UtteranceEnd) since speech last began. */
   sttFinalAt?: number;
   lastSttFinalAt?: number;
+  /** Keys pressed in this turn, and when the first and the last came. */
+  keys: string;
+  firstKeyAt?: number;
+  lastKeyAt?: number;
 }
 
 interface Response {
@@ -111,7 +121,7 @@ export interface TurnState {
 
 export function initialTurnState(): TurnState {
   return {
-    caller: { speaking: false, finals: [], interim: '' },
+    caller: emptyCaller(),
     response: null,
     lastInterruptAt: undefined,
     idleCount: 0,
@@ -130,6 +140,8 @@ export interface TurnStep {
 
 /** How long after caller speech ends a paused answer waits before resuming (the caller may go on). */
 export const BACKCHANNEL_GRACE_MS = 250;
+/** Keys pressed without `#` are a turn once no other key has come for this long. */
+export const KEY_TURN_MS = 2_000;
 
 const words = (text: string): string[] => text.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word));
 
@@ -140,7 +152,17 @@ function callerText(caller: Caller): string {
     .join(' ');
 }
 
-const emptyCaller = (): Caller => ({ speaking: false, finals: [], interim: '' });
+/** How the model and the transcript are told the keys of a turn. */
+export const keysText = (keys: string): string => `[The caller pressed: ${[...keys].join(' ')}]`;
+
+/** The caller's whole turn so far: the words, then the keys. */
+function turnText(caller: Caller): string {
+  return [callerText(caller), caller.keys ? keysText(caller.keys) : ''].filter(Boolean).join(' ');
+}
+
+function emptyCaller(): Caller {
+  return { speaking: false, finals: [], interim: '', keys: '' };
+}
 
 export function step(settings: TurnSettings, previous: TurnState, input: TurnInput): TurnStep {
   const state: TurnState = {
@@ -177,7 +199,7 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
       // pause), it was no interruption and the answer resumes (see backchannelIfDue).
       if (state.response?.paused) state.response.asideDueAt = at + BACKCHANNEL_GRACE_MS;
       // Noise without words while nobody speaks: the silence goes on counting for the idle prompt.
-      else if (!state.response && !callerText(caller)) state.silentSince = input.speechEndedAt;
+      else if (!state.response && !turnText(caller)) state.silentSince = input.speechEndedAt;
       break;
     case 'stt_interim':
       if (lateAside(state)) break;
@@ -220,6 +242,20 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
     case 'finish_after_response':
       state.finishing = true;
       if (state.response) state.response.last = true;
+      break;
+    case 'dtmf':
+      if (state.finishing) break;
+      caller.keys += input.digit;
+      caller.firstKeyAt ??= at;
+      caller.lastKeyAt = at;
+      state.silentSince = undefined;
+      if (state.response) {
+        if (state.response.audibleAt !== undefined) {
+          state.lastInterruptAt = at;
+          actions.push({ type: 'interrupt', speechStartedAt: at });
+        } else actions.push({ type: 'supersede' });
+        state.response = null;
+      }
       break;
     case 'tick':
       break;
@@ -289,7 +325,7 @@ function interruptIfDue(settings: TurnSettings, state: TurnState, actions: TurnA
 function endTurnIfDue(settings: TurnSettings, state: TurnState, actions: TurnAction[], at: number): void {
   const { caller } = state;
   if (caller.speaking || state.response?.paused) return;
-  const text = callerText(caller);
+  const text = turnText(caller);
   if (!text) return;
   const due = turnEndDue(settings, caller);
   if (due === undefined || at < due) return;
@@ -302,8 +338,8 @@ function endTurnIfDue(settings: TurnSettings, state: TurnState, actions: TurnAct
   actions.push({
     type: 'respond',
     text,
-    speechStartedAt: caller.speechStartedAt,
-    speechEndedAt: caller.speechEndedAt,
+    speechStartedAt: earliest(caller.speechStartedAt, caller.firstKeyAt),
+    speechEndedAt: latest(caller.speechEndedAt, caller.lastKeyAt),
     sttFinalAt: caller.lastSttFinalAt,
   });
   state.caller = emptyCaller();
@@ -312,8 +348,29 @@ function endTurnIfDue(settings: TurnSettings, state: TurnState, actions: TurnAct
   state.silentSince = undefined;
 }
 
-/** When the caller's turn is over, given what has been heard; undefined while it cannot end yet. */
+/**
+ * When the caller's turn is over, given what has been heard and keyed (both must be done);
+ * undefined while it cannot end yet.
+ */
 function turnEndDue(settings: TurnSettings, caller: Caller): number | undefined {
+  const keys =
+    caller.lastKeyAt === undefined
+      ? undefined
+      : caller.keys.endsWith('#')
+        ? caller.lastKeyAt
+        : caller.lastKeyAt + KEY_TURN_MS;
+  if (!callerText(caller)) return keys;
+  const speech = speechEndDue(settings, caller);
+  return keys === undefined || speech === undefined ? speech : Math.max(keys, speech);
+}
+
+const earliest = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+const latest = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.max(a, b);
+
+/** When the caller's spoken words are over; undefined while they cannot end yet. */
+function speechEndDue(settings: TurnSettings, caller: Caller): number | undefined {
   if (caller.speechEndedAt === undefined) {
     // The VAD never heard these words: the vendor's finality alone decides.
     return caller.sttFinalAt;
@@ -325,7 +382,7 @@ function turnEndDue(settings: TurnSettings, caller: Caller): number | undefined 
 
 function idleIfDue(settings: TurnSettings, state: TurnState, actions: TurnAction[], at: number): void {
   if (settings.idleTimeoutMs === null || state.silentSince === undefined) return;
-  if (state.response || state.caller.speaking || callerText(state.caller)) return;
+  if (state.response || state.caller.speaking || turnText(state.caller)) return;
   if (at - state.silentSince < settings.idleTimeoutMs) return;
   state.silentSince = undefined;
   if (state.idleCount < settings.maxIdleMessages) {
@@ -343,7 +400,7 @@ function nextWake(settings: TurnSettings, state: TurnState): number | undefined 
   const { caller } = state;
   const candidates: number[] = [];
   if (state.response?.asideDueAt !== undefined) candidates.push(state.response.asideDueAt);
-  if (!caller.speaking && !state.response?.paused && callerText(caller)) {
+  if (!caller.speaking && !state.response?.paused && turnText(caller)) {
     const due = turnEndDue(settings, caller);
     if (due !== undefined) candidates.push(due);
   }

@@ -26,6 +26,17 @@ export interface TurnMarks {
   firstAudioSentAt?: number;
   /** The carrier reported the first chunk of that audio played. */
   firstMarkPlayedAt?: number;
+  /** Knowledge-base retrieval for the caller's words began, and ended (passages ready or given up). */
+  retrievalStartedAt?: number;
+  retrievalEndedAt?: number;
+}
+
+/** A knowledge passage a turn's answer was given (`call_turns.passages`). */
+export interface TurnPassage {
+  document_id: number;
+  chunk_id: number;
+  /** The fused rank score (reciprocal rank fusion) it was chosen by. */
+  score: number;
 }
 
 export interface TurnMeasurements {
@@ -37,6 +48,8 @@ export interface TurnMeasurements {
   sttDelayMs: number | null;
   llmTtftMs: number | null;
   ttsTtfbMs: number | null;
+  /** Knowledge-base retrieval (embedding the caller's words and searching), when the assistant has knowledge. */
+  retrievalMs?: number | null;
   /** End-to-end minus the endpointing wait, LLM time to first token and TTS time to first byte: what the platform itself added. */
   platformMs: number | null;
 }
@@ -60,6 +73,7 @@ export function measure(marks: TurnMarks): TurnMeasurements {
     llmTtftMs,
     ttsTtfbMs,
     platformMs,
+    retrievalMs: span(marks.retrievalStartedAt, marks.retrievalEndedAt),
   };
 }
 
@@ -79,4 +93,6 @@ export interface TurnRecord {
   llmProvider: string | null;
   marks: TurnMarks;
   measurements: TurnMeasurements;
+  /** The knowledge passages the answer was given, when any were. */
+  passages?: TurnPassage[];
 }

@@ -31,6 +31,7 @@ export const ORGANIZATION_FIELDS = [
   'carrier_a',
   'carrier_b',
   'carrier_c',
+  'cloud_functions',
   'created_at',
   'description',
   'domain',

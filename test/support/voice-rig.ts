@@ -93,6 +93,8 @@ export interface VoiceRigOptions {
   /** More carriers and voices than carrier_a and tts_a (the matrix test starts them all). */
   carriers?: RigCarrier[];
   voices?: RigVoice[];
+  /** More of the platform's environment (LAMBDA_ENDPOINT_URL…). */
+  env?: Record<string, string>;
 }
 
 let serial = 0;
@@ -113,7 +115,12 @@ export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<Voic
   // One language model simulator answers every vendor id, each in its own dialect.
   const llmEnv = Object.fromEntries(LLM_PROVIDERS.map((id) => [`${id.toUpperCase()}_BASE_URL`, llmUrl]));
   const t = await startTestPlatform(
-    Object.assign({ STT_BASE_URL: sttUrl }, llmEnv, ...(envs as Array<Record<string, string>>)),
+    Object.assign(
+      { STT_BASE_URL: sttUrl },
+      llmEnv,
+      ...(envs as Array<Record<string, string>>),
+      options.env ?? {},
+    ),
     { listen: true },
   );
   const f = new Factories(t);

@@ -365,7 +365,7 @@ export interface paths {
      */
     get: operations['getOrganization'];
     /**
-     * Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk
+     * Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk, cloud functions
      * @description Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `organization: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
     put: operations['updateOrganization'];
@@ -665,6 +665,138 @@ export interface paths {
      * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
     delete: operations['deleteAssistant'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/assistants/{assistant_id}/documents': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The assistant's documents, newest first
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`).
+     */
+    get: operations['listKnowledgeDocuments'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/assistants/{assistant_id}/documents/{document_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One document, with its processing status
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`).
+     */
+    get: operations['getKnowledgeDocument'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a document, its passages and its stored file
+     * @description Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
+     */
+    delete: operations['deleteKnowledgeDocument'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/assistants/{assistant_id}/documents/{document_id}/status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A document's processing: status, chunks processed of total, progress in percent
+     * @description `pending` (waiting for its job, or for a re-process with auto_process off) → `processing` → `completed` or `failed` (`error` says why). `notice` says when the document is found by words only.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`).
+     */
+    get: operations['getKnowledgeDocumentStatus'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/assistants/{assistant_id}/documents/{document_id}/reprocess': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Process the document again with the assistant's current rag_settings
+     * @description Its passages are replaced: the old ones are deleted at once, the new ones appear as the job runs (whatever auto_process says). Use it after adding an embeddings key.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
+     */
+    post: operations['reprocessKnowledgeDocument'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/assistants/{assistant_id}/documents/upload': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Upload a document to the assistant’s knowledge base (multipart/form-data)
+     * @description Formats: plain text (.txt), Markdown (.md), HTML (.html), PDF (.pdf) or Word (.docx); the extension (or else the content type) names the format, and the first bytes must agree. At most KNOWLEDGE_MAX_UPLOAD_BYTES (20 MiB by default). The file is stored as it arrives, then processed by a job (status `pending` → `processing` → `completed`/`failed`; follow …/status) unless auto_process is off.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `assistants: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
+     */
+    post: operations['uploadKnowledgeDocument'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/assistants/{assistant_id}/knowledge/search': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The passages the assistant would retrieve for a question (hybrid or words-only search)
+     * @description Runs the retrieval a live turn runs, with the assistant’s rag_settings; `limit` and `similarity_threshold` override search_limit and similarity_threshold for this request.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `assistants: read` (or `read_write`). With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
+     */
+    post: operations['searchKnowledge'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1180,6 +1312,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/calls/analytics': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Call figures over a range of days: outcomes, durations, transfers, tools, latency
+     * @description Calls count once they reach a final status, under the day (in time_zone) they were created. Default range: the last 30 days, today included; at most 366 days. Percentiles are read from log-scale histograms (see percentile_relative_error). docs/calls.md describes every field.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
+     */
+    get: operations['getCallAnalytics'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/calls': {
     parameters: {
       query?: never;
@@ -1250,13 +1404,21 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * One call
-     * @description Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
+     * One call, with its after-call analysis
+     * @description `analysis` is what GET /api/v1/calls/{call_id}/analysis answers, or null until the call has ended; listings and searches leave it out.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */
     get: operations['getCall'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Delete a call that has ended, with its transcript, turns, events and recording
+     * @description For admins (an API key needs calls read_write). The recording’s audio is deleted with the call. 409 while the call is still under way (not in a final status).
+     *
+     *     Accepts: API key, JWT, session cookie. Requires the admin role. API keys need `calls: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
+     */
+    delete: operations['deleteCall'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1320,6 +1482,92 @@ export interface paths {
      *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
     post: operations['endCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/calls/{call_id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What happened during the call, oldest first
+     * @description Tool calls (`call.tool`: name, arguments, ok, duration_ms, result), vendor switches, interruptions, keys pressed and the other events of docs/voice.md, in the order they were recorded. `type` keeps one kind.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
+     */
+    get: operations['getCallEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/calls/{call_id}/analysis': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The call's summary, sentiment and structured data, worked out after it ended
+     * @description The analysis exists once the call has ended: `pending` for a few seconds (the job waits for the transcript’s last words), then `completed`, `failed` (with `error`), or `skipped` when there was no conversation. 404 while the call is still under way.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
+     */
+    get: operations['getCallAnalysis'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/calls/{call_id}/recording': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The call's recording (audio/wav; byte ranges supported)
+     * @description Both sides of the call in one stereo WAV file: the caller on the left channel, the assistant on the right. `Range: bytes=…` fetches part of it (206). 404 when the call is not your organization's, was not recorded, is still being recorded (ready shortly after the call ends) or its recording failed — the detail says which.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
+     */
+    get: operations['getCallRecording'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/recordings/{call_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A call recording through the signed URL of an end-of-call webhook (no credentials)
+     * @description The `recording_url` of a call event: valid for RECORDING_URL_TTL_HOURS (24 h by default) after the event. 403 when the link has expired or was altered. Byte ranges as for `GET /api/v1/calls/{call_id}/recording`.
+     */
+    get: operations['getSignedRecording'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1752,6 +2000,23 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'call.analyzed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The call's summary, sentiment and structured data are ready */
+    post: operations['onCallAnalyzed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'sms.received': {
     parameters: {
       query?: never;
@@ -2074,12 +2339,36 @@ export interface components {
            */
           transfer_numbers: string[];
         };
-        /** @default [] */
-        custom_tools: ({
-          name: string;
-        } & {
-          [key: string]: unknown;
-        })[];
+        custom_tools: (
+          | components['schemas']['CustomTool']
+          | ({
+              name: string;
+            } & {
+              [key: string]: unknown;
+            })
+        )[];
+      } | null;
+      voicemail_settings: {
+        /**
+         * @description Detect answering machines on outbound calls (the carrier, the first words, a beep)
+         * @default true
+         */
+        detection: boolean;
+        /**
+         * @default leave_message
+         * @enum {string}
+         */
+        action: 'leave_message' | 'hang_up';
+        /**
+         * @description A template with the call's variables; null: the assistant's end_call_message, or hang up without one
+         * @default null
+         */
+        message: string | null;
+        /**
+         * @description How long to wait for the machine's greeting to end before leaving the message
+         * @default 20
+         */
+        max_wait_seconds: number;
       } | null;
       rag_settings: {
         /** @default false */
@@ -2129,6 +2418,12 @@ export interface components {
           } & {
             [key: string]: unknown;
           })
+        | null;
+      recording_settings:
+        | ({
+            /** @description Record both sides of each call. Absent: on, unless the organization has hipaa_enabled (then off). */
+            enabled?: boolean;
+          } | null)
         | null;
       /** Format: date-time */
       created_at: string;
@@ -2214,6 +2509,12 @@ export interface components {
      *           ]
      *         },
      *         "custom_tools": []
+     *       },
+     *       "voicemail_settings": {
+     *         "detection": true,
+     *         "action": "leave_message",
+     *         "message": "Hi, this is Example Dental about your appointment. Please call us back at 415 555 2671.",
+     *         "max_wait_seconds": 20
      *       },
      *       "rag_settings": {
      *         "enabled": false,
@@ -2498,11 +2799,37 @@ export interface components {
           transfer_numbers: string[];
         };
         /** @default [] */
-        custom_tools: ({
-          name: string;
-        } & {
-          [key: string]: unknown;
-        })[];
+        custom_tools: components['schemas']['CustomTool'][];
+      };
+      /**
+       * @default {
+       *       "detection": true,
+       *       "action": "leave_message",
+       *       "message": null,
+       *       "max_wait_seconds": 20
+       *     }
+       */
+      voicemail_settings?: {
+        /**
+         * @description Detect answering machines on outbound calls (the carrier, the first words, a beep)
+         * @default true
+         */
+        detection: boolean;
+        /**
+         * @default leave_message
+         * @enum {string}
+         */
+        action: 'leave_message' | 'hang_up';
+        /**
+         * @description A template with the call's variables; null: the assistant's end_call_message, or hang up without one
+         * @default null
+         */
+        message: string | null;
+        /**
+         * @description How long to wait for the machine's greeting to end before leaving the message
+         * @default 20
+         */
+        max_wait_seconds: number;
       };
       /**
        * @default {
@@ -2572,6 +2899,10 @@ export interface components {
       } & {
         [key: string]: unknown;
       };
+      recording_settings?: {
+        /** @description Record both sides of each call. Absent: on, unless the organization has hipaa_enabled (then off). */
+        enabled?: boolean;
+      } | null;
       llm_a_api_key?: string | null;
       custom_llm_url?: string | null;
       stt_api_key?: string | null;
@@ -2758,11 +3089,29 @@ export interface components {
           transfer_numbers: string[];
         };
         /** @default [] */
-        custom_tools: ({
-          name: string;
-        } & {
-          [key: string]: unknown;
-        })[];
+        custom_tools: components['schemas']['CustomTool'][];
+      };
+      voicemail_settings?: {
+        /**
+         * @description Detect answering machines on outbound calls (the carrier, the first words, a beep)
+         * @default true
+         */
+        detection: boolean;
+        /**
+         * @default leave_message
+         * @enum {string}
+         */
+        action: 'leave_message' | 'hang_up';
+        /**
+         * @description A template with the call's variables; null: the assistant's end_call_message, or hang up without one
+         * @default null
+         */
+        message: string | null;
+        /**
+         * @description How long to wait for the machine's greeting to end before leaving the message
+         * @default 20
+         */
+        max_wait_seconds: number;
       };
       rag_settings?: {
         /** @default false */
@@ -2811,6 +3160,10 @@ export interface components {
       } & {
         [key: string]: unknown;
       };
+      recording_settings?: {
+        /** @description Record both sides of each call. Absent: on, unless the organization has hipaa_enabled (then off). */
+        enabled?: boolean;
+      } | null;
       llm_a_api_key?: string | null;
       custom_llm_url?: string | null;
       stt_api_key?: string | null;
@@ -2853,6 +3206,135 @@ export interface components {
       updated_at: string;
       graph_session_id: number | null;
       campaign_id: number | null;
+      analysis?: components['schemas']['CallAnalysis'] | null;
+      recording?: components['schemas']['CallRecording'] | null;
+    };
+    /** CallAnalysis */
+    CallAnalysis: {
+      call_id: number;
+      /**
+       * @description `pending` until the after-call job has run (a few seconds after the call ends); `skipped` when there was no conversation (`error` says why); `failed` when the model could not do it
+       * @enum {string}
+       */
+      status: 'pending' | 'completed' | 'failed' | 'skipped';
+      summary: string | null;
+      sentiment: ('positive' | 'neutral' | 'negative') | null;
+      sentiment_score: number | null;
+      /** @description What the assistant’s `custom_settings.structured_data_prompt` / `structured_data_schema` asked for, as the model answered it (its text, when it answered no JSON); null when nothing was asked */
+      structured_data: unknown;
+      structured_data_valid: boolean | null;
+      structured_data_error: string | null;
+      provider: string | null;
+      error: string | null;
+      /** Format: date-time */
+      created_at: string;
+      completed_at: string | null;
+    };
+    /** CallAnalytics */
+    CallAnalytics: {
+      /** Format: date-time */
+      date_from: string;
+      /** Format: date-time */
+      date_to: string;
+      time_zone: string;
+      percentile_relative_error: number;
+      totals: components['schemas']['CallOutcomes'] & {
+        duration_seconds: components['schemas']['CallDurationFigures'];
+        cost: number;
+      };
+      per_day: (components['schemas']['CallOutcomes'] & {
+        /** Format: date */
+        date: string;
+        duration_seconds: number;
+        cost: number;
+        transfers: number;
+      })[];
+      transfers: {
+        count: number;
+        rate: number;
+      };
+      tool_use: {
+        name: string;
+        calls: number;
+        failures: number;
+      }[];
+      interruptions: {
+        count: number;
+        turns: number;
+        rate: number;
+      };
+      latency: {
+        end_to_end_ms: components['schemas']['TurnLatencyPercentiles'];
+        llm_ttft_ms: components['schemas']['TurnLatencyPercentiles'];
+        tts_ttfb_ms: components['schemas']['TurnLatencyPercentiles'];
+        stt_delay_ms: components['schemas']['TurnLatencyPercentiles'];
+        platform_ms: components['schemas']['TurnLatencyPercentiles'];
+      };
+      by_assistant: (components['schemas']['CallOutcomes'] & {
+        assistant_id: number | null;
+        assistant_name: string | null;
+        duration_seconds: components['schemas']['CallDurationFigures'];
+        cost: number;
+        transfers: number;
+        end_to_end_ms: components['schemas']['LatencyMedianP95'];
+      })[];
+      by_number: (components['schemas']['CallOutcomes'] & {
+        phone_number: string;
+        duration_seconds: components['schemas']['CallDurationFigures'];
+        cost: number;
+        transfers: number;
+        end_to_end_ms: components['schemas']['LatencyMedianP95'];
+      })[];
+    };
+    /**
+     * CallAnalyzedData
+     * @description What GET /api/v1/calls/{call_id}/analysis shows once the analysis has completed.
+     */
+    CallAnalyzedData: {
+      call_id: number;
+      call_sid: string | null;
+      assistant_id: number | null;
+      campaign_id: number | null;
+      summary: string | null;
+      sentiment: ('positive' | 'neutral' | 'negative') | null;
+      sentiment_score: number | null;
+      /** @description What the assistant’s `custom_settings.structured_data_prompt` / `structured_data_schema` asked for, as the model answered it (its text, when it answered no JSON); null when nothing was asked */
+      structured_data: unknown;
+      structured_data_valid: boolean | null;
+      structured_data_error: string | null;
+      provider: string | null;
+      /** Format: date-time */
+      completed_at: string;
+    };
+    /**
+     * CallAnalyzedEvent
+     * @description A call's after-call analysis completed (a few seconds after the call ended); posted to the assistant's `webhook_url`.
+     */
+    CallAnalyzedEvent: {
+      /**
+       * Format: uuid
+       * @description The event id, equal to X-Switchboard-Event-Id; the same on every retry and redelivery
+       */
+      id: string;
+      /** @enum {string} */
+      type: 'call.analyzed';
+      /**
+       * Format: date-time
+       * @description When the event happened
+       */
+      created_at: string;
+      organization_id: number;
+      data: components['schemas']['CallAnalyzedData'];
+    };
+    /**
+     * CallDurationFigures
+     * @description Seconds, of the answered calls
+     */
+    CallDurationFigures: {
+      total: number;
+      avg: number | null;
+      p50: number | null;
+      p95: number | null;
     };
     /**
      * CallEvent
@@ -2911,6 +3393,11 @@ export interface components {
       ended_at: string | null;
       /** @description Only on the events of a final status (`call.completed`, `call.busy`, `call.no_answer`, `call.failed`, `call.canceled`): everything said on the call, in spoken order (`user` is the caller), as `GET /api/v1/calls/{call_id}/transcript` answers it; `[]` when nothing was. */
       transcript?: components['schemas']['CallEventTranscriptSegment'][];
+      /**
+       * Format: uri
+       * @description Only on the events of a final status of a recorded call: a signed URL of the recording (audio/wav, byte ranges) that needs no credentials and expires after RECORDING_URL_TTL_HOURS (24 h by default). The file is stored moments after the call ends: a 404 just after the event means try again shortly.
+       */
+      recording_url?: string;
     };
     /** CallEventTranscriptSegment */
     CallEventTranscriptSegment: {
@@ -2965,6 +3452,50 @@ export interface components {
       /** @description The call record */
       call_id: number;
     };
+    /** CallOutcomeCounts */
+    CallOutcomeCounts: {
+      completed: number;
+      voicemail: number;
+      busy: number;
+      'no-answer': number;
+      failed: number;
+      canceled: number;
+    };
+    /** CallOutcomes */
+    CallOutcomes: {
+      calls: number;
+      answered: number;
+      completed: number;
+      by_status: components['schemas']['CallOutcomeCounts'];
+      inbound: number;
+      outbound: number;
+    };
+    /** CallRecordedEvent */
+    CallRecordedEvent: {
+      id: number;
+      /** @description For example call.tool, call.vendor_fallback, call.interrupted */
+      type: string;
+      data: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+    };
+    /**
+     * CallRecording
+     * @description Only in GET /api/v1/calls/{call_id}: the call’s recording; null when it was not recorded
+     */
+    CallRecording: {
+      /**
+       * @description `recording` while the call runs and its file is stored, then `completed` or `failed`
+       * @enum {string}
+       */
+      status: 'recording' | 'completed' | 'failed';
+      duration_ms: number | null;
+      bytes: number | null;
+      /** @description GET it with your credentials (audio/wav, byte ranges) */
+      url: string;
+    };
     /** CallTurn */
     CallTurn: {
       /** @description 0 for the greeting, then 1, 2, 3… */
@@ -2986,6 +3517,8 @@ export interface components {
       llm_ttft_ms: number | null;
       tts_ttfb_ms: number | null;
       platform_ms: number | null;
+      retrieval_ms: number | null;
+      passages: components['schemas']['TurnPassage'][] | null;
       marks: components['schemas']['TurnMarks'];
     };
     /** Campaign */
@@ -3267,6 +3800,47 @@ export interface components {
         row: number;
         detail: string;
       }[];
+    };
+    /** CustomTool */
+    CustomTool: {
+      name: string;
+      /** @description What the tool does and when to use it: the model decides from this */
+      description: string;
+      /** @enum {string} */
+      type: 'http' | 'function';
+      /**
+       * @description A JSON Schema of an object: the arguments the model fills in
+       * @default {
+       *       "type": "object",
+       *       "properties": {}
+       *     }
+       */
+      parameters: {
+        [key: string]: unknown;
+      };
+      /** @description Said while the tool runs longer than 1.5 s (default "One moment, please."; "" for nothing) */
+      filler_message?: string;
+      /** @default 10 */
+      timeout_seconds: number;
+      http?: {
+        /** Format: uri */
+        url: string;
+        /**
+         * @default POST
+         * @enum {string}
+         */
+        method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+        /** @description Sent with every request; values are secrets (sealed at rest, masked when shown) */
+        headers?: {
+          [key: string]: string;
+        };
+      };
+      function?: {
+        /** @description A name, ARN or partial ARN, optionally with a :version or alias */
+        function_name: string;
+        /** @description Default: the organization's cloud_functions region, else us-east-1 */
+        region?: string;
+      };
     };
     /**
      * ErrorBody
@@ -3613,6 +4187,112 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    /** KnowledgeDocument */
+    KnowledgeDocument: {
+      id: number;
+      assistant_id: number;
+      name: string;
+      category: string | null;
+      tags: string[];
+      /** @description The uploaded file’s name, as sent */
+      file_name: string;
+      /** @description The uploaded file’s type, as sent */
+      content_type: string;
+      /**
+       * @description The format it was read as
+       * @enum {string}
+       */
+      format: 'text' | 'markdown' | 'html' | 'pdf' | 'docx';
+      size_bytes: number;
+      /** @enum {string} */
+      status: 'pending' | 'processing' | 'completed' | 'failed';
+      /** @description Bumped by every re-processing */
+      generation: number;
+      /** @description The rag_settings this generation is (or was) processed with */
+      processing_settings: {
+        chunking_strategy: string;
+        chunk_size: number;
+        chunk_overlap: number;
+        embedding_model: string;
+      };
+      total_chunks: number | null;
+      processed_chunks: number;
+      /** @description processed_chunks of total_chunks, in percent (100 once completed) */
+      progress: number;
+      retrieval_mode: ('hybrid' | 'full_text') | null;
+      embedding_model: string | null;
+      embedding_dimensions: number | null;
+      notice: string | null;
+      error: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      processed_at: string | null;
+    };
+    /** KnowledgeDocumentStatus */
+    KnowledgeDocumentStatus: {
+      document_id: number;
+      /** @enum {string} */
+      status: 'pending' | 'processing' | 'completed' | 'failed';
+      processed_chunks: number;
+      total_chunks: number | null;
+      /** @description processed_chunks of total_chunks, in percent (100 once completed) */
+      progress: number;
+      retrieval_mode: ('hybrid' | 'full_text') | null;
+      notice: string | null;
+      error: string | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** KnowledgeDocumentUpload */
+    KnowledgeDocumentUpload: {
+      /**
+       * Format: binary
+       * @description The document: plain text (.txt), Markdown (.md), HTML (.html), PDF (.pdf) or Word (.docx); the extension (or else the content type) names the format, and the first bytes must agree
+       */
+      file: string;
+      /** @description Default: the file’s name */
+      name?: string;
+      category?: string;
+      /** @description Comma-separated (`faq, billing`) or a JSON array string (`["faq","billing"]`); at most 20 tags of at most 50 characters */
+      tags?: string;
+      /** @description Process now (true) or leave it `pending` (false); default: rag_settings.auto_process */
+      auto_process?: boolean;
+    };
+    /** KnowledgePassage */
+    KnowledgePassage: {
+      chunk_id: number;
+      document_id: number;
+      document_name: string | null;
+      category: string | null;
+      tags: string[];
+      content: string;
+      page: number | null;
+      heading: string | null;
+      /** @description Reciprocal rank fusion score the passages are ordered by */
+      score: number;
+      similarity: number | null;
+      text_rank: number | null;
+    };
+    /** KnowledgeSearchResult */
+    KnowledgeSearchResult: {
+      /** @enum {string} */
+      mode: 'hybrid' | 'full_text';
+      /** @description Why the search was by words alone, when it was */
+      notice?: string;
+      passages: components['schemas']['KnowledgePassage'][];
+      timing: {
+        embedding_ms: number | null;
+        search_ms: number;
+        total_ms: number;
+      };
+    };
+    /** LatencyMedianP95 */
+    LatencyMedianP95: {
+      p50: number | null;
+      p95: number | null;
+    };
     /** LedgerEntry */
     LedgerEntry: {
       id: number;
@@ -3687,6 +4367,9 @@ export interface components {
       } | null;
       sip_trunk_config: {
         [key: string]: unknown;
+      } | null;
+      cloud_functions: {
+        [key: string]: string;
       } | null;
       inactive_keys: {
         provider: string;
@@ -4052,6 +4735,14 @@ export interface components {
       /** Format: date-time */
       ended_at: string;
     };
+    /** TurnLatencyPercentiles */
+    TurnLatencyPercentiles: {
+      turns: number;
+      p50: number | null;
+      p90: number | null;
+      p95: number | null;
+      p99: number | null;
+    };
     /**
      * TurnMarks
      * @description Milliseconds since the call’s live session started (monotonic clock, 0.1 ms steps); a moment that did not happen is absent
@@ -4079,6 +4770,17 @@ export interface components {
       first_audio_sent_at?: number;
       /** @description The carrier reported that audio played */
       first_mark_played_at?: number;
+      /** @description The knowledge base search for the caller’s words began */
+      retrieval_started_at?: number;
+      /** @description Its passages were ready (or it was given up) */
+      retrieval_ended_at?: number;
+    };
+    /** TurnPassage */
+    TurnPassage: {
+      document_id: number;
+      chunk_id: number;
+      /** @description The fused rank score it was chosen by */
+      score: number;
     };
     /** User */
     User: {
@@ -4242,11 +4944,20 @@ export type Assistant = components['schemas']['Assistant'];
 export type AssistantCreate = components['schemas']['AssistantCreate'];
 export type AssistantUpdate = components['schemas']['AssistantUpdate'];
 export type Call = components['schemas']['Call'];
+export type CallAnalysis = components['schemas']['CallAnalysis'];
+export type CallAnalytics = components['schemas']['CallAnalytics'];
+export type CallAnalyzedData = components['schemas']['CallAnalyzedData'];
+export type CallAnalyzedEvent = components['schemas']['CallAnalyzedEvent'];
+export type CallDurationFigures = components['schemas']['CallDurationFigures'];
 export type CallEvent = components['schemas']['CallEvent'];
 export type CallEventData = components['schemas']['CallEventData'];
 export type CallEventTranscriptSegment = components['schemas']['CallEventTranscriptSegment'];
 export type CallInitiate = components['schemas']['CallInitiate'];
 export type CallInitiated = components['schemas']['CallInitiated'];
+export type CallOutcomeCounts = components['schemas']['CallOutcomeCounts'];
+export type CallOutcomes = components['schemas']['CallOutcomes'];
+export type CallRecordedEvent = components['schemas']['CallRecordedEvent'];
+export type CallRecording = components['schemas']['CallRecording'];
 export type CallTurn = components['schemas']['CallTurn'];
 export type Campaign = components['schemas']['Campaign'];
 export type CampaignContact = components['schemas']['CampaignContact'];
@@ -4258,6 +4969,7 @@ export type CampaignSchedule = components['schemas']['CampaignSchedule'];
 export type CampaignUpdate = components['schemas']['CampaignUpdate'];
 export type ContactImportForm = components['schemas']['ContactImportForm'];
 export type ContactImportReport = components['schemas']['ContactImportReport'];
+export type CustomTool = components['schemas']['CustomTool'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type FallbackKey = components['schemas']['FallbackKey'];
 export type Graph = components['schemas']['Graph'];
@@ -4270,6 +4982,12 @@ export type GraphSimulation = components['schemas']['GraphSimulation'];
 export type GraphStructure = components['schemas']['GraphStructure'];
 export type GraphUpdate = components['schemas']['GraphUpdate'];
 export type Invitation = components['schemas']['Invitation'];
+export type KnowledgeDocument = components['schemas']['KnowledgeDocument'];
+export type KnowledgeDocumentStatus = components['schemas']['KnowledgeDocumentStatus'];
+export type KnowledgeDocumentUpload = components['schemas']['KnowledgeDocumentUpload'];
+export type KnowledgePassage = components['schemas']['KnowledgePassage'];
+export type KnowledgeSearchResult = components['schemas']['KnowledgeSearchResult'];
+export type LatencyMedianP95 = components['schemas']['LatencyMedianP95'];
 export type LedgerEntry = components['schemas']['LedgerEntry'];
 export type LlmPreset = components['schemas']['LlmPreset'];
 export type Member = components['schemas']['Member'];
@@ -4294,7 +5012,9 @@ export type TestEvent = components['schemas']['TestEvent'];
 export type TestEventData = components['schemas']['TestEventData'];
 export type TokenBody = components['schemas']['TokenBody'];
 export type TranscriptSegment = components['schemas']['TranscriptSegment'];
+export type TurnLatencyPercentiles = components['schemas']['TurnLatencyPercentiles'];
 export type TurnMarks = components['schemas']['TurnMarks'];
+export type TurnPassage = components['schemas']['TurnPassage'];
 export type User = components['schemas']['User'];
 export type ValidationError = components['schemas']['ValidationError'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
@@ -5438,6 +6158,13 @@ export interface operations {
             /** @description Signature secret; incoming webhooks are verified with it */
             signature_secret?: string;
           } | null;
+          cloud_functions?: {
+            access_key: string;
+            /** @description Secret access key; a masked value (****…) keeps the stored one */
+            secret_key: string;
+            /** @description Where function tools run unless a tool names its own region (default us-east-1) */
+            region?: string;
+          } | null;
         };
       };
     };
@@ -5518,6 +6245,9 @@ export interface operations {
             } | null;
             sip_trunk_config: {
               [key: string]: unknown;
+            } | null;
+            cloud_functions: {
+              [key: string]: string;
             } | null;
             inactive_keys: {
               provider: string;
@@ -6513,6 +7243,12 @@ export interface operations {
          *         },
          *         "custom_tools": []
          *       },
+         *       "voicemail_settings": {
+         *         "detection": true,
+         *         "action": "leave_message",
+         *         "message": "Hi, this is Example Dental about your appointment. Please call us back at 415 555 2671.",
+         *         "max_wait_seconds": 20
+         *       },
          *       "rag_settings": {
          *         "enabled": false,
          *         "search_limit": 3,
@@ -6743,6 +7479,370 @@ export interface operations {
       };
       /** @description The assistant is in use (phone numbers, campaigns or graphs route to it) */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  listKnowledgeDocuments: {
+    parameters: {
+      query?: {
+        page?: number;
+        per_page?: number;
+        /** @description true (default): every document, whatever its status, so one just uploaded shows; false: only `completed` ones (those retrieval uses) */
+        include_processing?: boolean;
+      };
+      header?: never;
+      path: {
+        assistant_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            documents: components['schemas']['KnowledgeDocument'][];
+            pagination: components['schemas']['Pagination'];
+          };
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  getKnowledgeDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+        document_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KnowledgeDocument'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant or document not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  deleteKnowledgeDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+        document_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant or document not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  getKnowledgeDocumentStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+        document_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KnowledgeDocumentStatus'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant or document not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  reprocessKnowledgeDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+        document_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KnowledgeDocument'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant or document not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  uploadKnowledgeDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': components['schemas']['KnowledgeDocumentUpload'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KnowledgeDocument'];
+        };
+      };
+      /** @description No file, an empty file, or a multipart form that cannot be read */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The file is larger than KNOWLEDGE_MAX_UPLOAD_BYTES (the detail names the limit), or the form has too many fields */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not multipart/form-data, or a file type that is not accepted (the detail says why) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description A form field breaks a rule (tags, name, category, auto_process) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      429: components['responses']['RateLimited'];
+    };
+  };
+  searchKnowledge: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        assistant_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          query: string;
+          limit?: number;
+          similarity_threshold?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KnowledgeSearchResult'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without assistants permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -8648,6 +9748,48 @@ export interface operations {
       };
     };
   };
+  getCallAnalytics: {
+    parameters: {
+      query?: {
+        /** @description First day (ISO date, in time_zone) or hour (timestamp) */
+        date_from?: string;
+        /** @description Last day or hour, included */
+        date_to?: string;
+        assistant_id?: number;
+        /** @description One of our numbers: calls made from or received on it */
+        phone_number?: string;
+        /** @description IANA time zone of the days */
+        time_zone?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallAnalytics'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
   listCalls: {
     parameters: {
       query?: {
@@ -8782,6 +9924,11 @@ export interface operations {
             duration: number | null;
             started_at: string | null;
             ended_at: string | null;
+            summary: string | null;
+            sentiment: ('positive' | 'neutral' | 'negative') | null;
+            sentiment_score: number | null;
+            /** @description What the assistant’s `custom_settings.structured_data_prompt` / `structured_data_schema` asked for, as the model answered it (its text, when it answered no JSON); null when nothing was asked */
+            structured_data: unknown;
           }[];
         };
       };
@@ -8838,6 +9985,58 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  deleteCall: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: not admin; API key without calls permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The call has not ended yet */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
       422: components['responses']['ValidationFailed'];
       429: components['responses']['RateLimited'];
     };
@@ -8992,6 +10191,226 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+    };
+  };
+  getCallEvents: {
+    parameters: {
+      query?: {
+        type?: string;
+        skip?: number;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallRecordedEvent'][];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  getCallAnalysis: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CallAnalysis'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization, or not ended yet */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  getCallRecording: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description One byte range: `bytes=0-1023`, `bytes=1024-` or `bytes=-4096` */
+        range?: string;
+      };
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The whole recording: a stereo WAV file (left channel the caller, right the assistant), 16-bit PCM at the call’s sample rate */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/wav': string;
+        };
+      };
+      /** @description The byte range asked for (Content-Range says which) */
+      206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/wav': string;
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Authenticated but not allowed: API key without calls permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Call not found in your organization, no recording, still recording, or the recording failed */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The range lies past the recording’s end (Content-Range: bytes *\/{size}) */
+      416: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  getSignedRecording: {
+    parameters: {
+      query: {
+        /** @description Unix seconds */
+        expires: number;
+        signature: string;
+      };
+      header?: {
+        /** @description One byte range: `bytes=0-1023`, `bytes=1024-` or `bytes=-4096` */
+        range?: string;
+      };
+      path: {
+        call_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The whole recording: a stereo WAV file (left channel the caller, right the assistant), 16-bit PCM at the call’s sample rate */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/wav': string;
+        };
+      };
+      /** @description The byte range asked for (Content-Range says which) */
+      206: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'audio/wav': string;
+        };
+      };
+      /** @description The link has expired or is not valid */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description No recording (any more), still recording, or the recording failed */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description The range lies past the recording’s end (Content-Range: bytes *\/{size}) */
+      416: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      422: components['responses']['ValidationFailed'];
     };
   };
   sendSms: {
@@ -10211,6 +11630,65 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['CallEvent'];
+      };
+    };
+    responses: {
+      /** @description Retried with back-off (9 attempts in all), as are 429, 5xx and no answer. */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered: any 2xx within 10 seconds. The body is ignored. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Retried with back-off. */
+      '5XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other status (3xx included: redirects are not followed) fails the delivery at once. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onCallAnalyzed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the body’s `id`). */
+        'X-Switchboard-Event-Id': string;
+        /** @description The event type (the body’s `type`). */
+        'X-Switchboard-Event-Type': string;
+        /** @description Unix seconds of this attempt; covered by the signature. Refuse values more than about 5 minutes from your clock. */
+        'X-Switchboard-Timestamp': string;
+        /** @description `v1=` and the lower-case hex HMAC-SHA256 of `<X-Switchboard-Timestamp>.<raw body>`, keyed by the organization’s webhook secret (`whsec_…`, as UTF-8). Several comma-separated values may be listed; one matching is enough. See docs/webhooks.md for a verifier. */
+        'X-Switchboard-Signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CallAnalyzedEvent'];
       };
     };
     responses: {

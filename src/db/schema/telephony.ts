@@ -11,7 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import type { TurnMarks } from '../../voice/turn-metrics.js';
+import type { TurnMarks, TurnPassage } from '../../voice/turn-metrics.js';
 import { assistants } from './assistants.js';
 import { oneOf } from './checks.js';
 import { money, timestamps, tsvector } from './columns.js';
@@ -136,6 +136,10 @@ export const callTurns = pgTable(
     llmTtftMs: integer('llm_ttft_ms'),
     ttsTtfbMs: integer('tts_ttfb_ms'),
     platformMs: integer('platform_ms'),
+    /** Knowledge-base retrieval before the model was asked (null when the assistant has none). */
+    retrievalMs: integer('retrieval_ms'),
+    /** The knowledge passages the answer was given: [{document_id, chunk_id, score}]. */
+    passages: jsonb('passages').$type<TurnPassage[]>(),
     marks: jsonb('marks').$type<TurnMarks>().notNull().default({}),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -55,6 +55,12 @@ export const ASSISTANT_EXAMPLE = {
     },
     custom_tools: [],
   },
+  voicemail_settings: {
+    detection: true,
+    action: 'leave_message',
+    message: 'Hi, this is Example Dental about your appointment. Please call us back at 415 555 2671.',
+    max_wait_seconds: 20,
+  },
   rag_settings: {
     enabled: false,
     search_limit: 3,

@@ -8,6 +8,7 @@ import { type Static, type TProperties, type TSchema, Type } from 'typebox';
 import { completeDefaults, literalUnion, Nullable, OpenObject } from '../../lib/schema.js';
 import type { SecretField } from '../../lib/secret-paths.js';
 import { LLM_PROVIDER_IDS, TTS_PROVIDERS } from '../../providers/ids.js';
+import { CustomTools, CustomToolsOut } from './custom-tools.js';
 import { ASSISTANT_EXAMPLE } from './example.js';
 
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
@@ -163,14 +164,40 @@ export const ToolsSettings = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
-    custom_tools: Type.Array(
-      Type.Object(
-        { name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) },
-        { additionalProperties: true },
-      ),
-      { maxItems: 50, default: [] },
-    ),
+    custom_tools: CustomTools,
   },
+  { additionalProperties: false },
+);
+
+/**
+ * Answering machines on outbound calls (voice/voicemail.ts): whether to detect them, and what to do —
+ * leave `message` once the greeting has ended (its beep), or hang up at once.
+ */
+export const VoicemailSettings = Type.Object(
+  {
+    detection: Type.Boolean({
+      default: true,
+      description: 'Detect answering machines on outbound calls (the carrier, the first words, a beep)',
+    }),
+    action: Type.Union([literalUnion(['leave_message', 'hang_up'])], { default: 'leave_message' }),
+    message: Type.Union([Text(2000), Type.Null()], {
+      default: null,
+      description:
+        "A template with the call's variables; null: the assistant's end_call_message, or hang up without one",
+    }),
+    max_wait_seconds: Type.Integer({
+      minimum: 1,
+      maximum: 120,
+      default: 20,
+      description: "How long to wait for the machine's greeting to end before leaving the message",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** As answers show it: custom tools stored before their shape was settled are shown as they are. */
+const ToolsSettingsOut = Type.Object(
+  { ...ToolsSettings.properties, custom_tools: CustomToolsOut },
   { additionalProperties: false },
 );
 
@@ -221,6 +248,22 @@ export const CustomSettings = Type.Object(
   { additionalProperties: true },
 );
 
+/**
+ * Call recordings. `enabled` absent: the organization's default — on, except where the organization
+ * is health-data gated (`hipaa_enabled`), where only an explicit `true` records.
+ */
+export const RecordingSettings = Type.Object(
+  {
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'Record both sides of each call. Absent: on, unless the organization has hipaa_enabled (then off).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const CarrierAConfig = Type.Object(
   { account_sid: Type.String({ minLength: 1, maxLength: 128 }), auth_token: Secret },
   { additionalProperties: false },
@@ -255,9 +298,11 @@ const SETTINGS = {
   max_idle_messages: Nullable(Type.Integer({ minimum: 0, maximum: 10 })),
   idle_timeout: Nullable(Type.Integer({ minimum: 1, maximum: 600, description: 'Seconds' })),
   tools_settings: ToolsSettings,
+  voicemail_settings: VoicemailSettings,
   rag_settings: RagSettings,
   llm_fallback_providers: LlmFallbackProviders,
   custom_settings: CustomSettings,
+  recording_settings: Nullable(RecordingSettings),
 };
 
 /** The defaults the create schema gives (fields not named here have none). */
@@ -272,6 +317,7 @@ const CREATE_DEFAULTS: Record<string, unknown> = {
   max_idle_messages: 2,
   idle_timeout: 10,
   tools_settings: {},
+  voicemail_settings: {},
   rag_settings: {},
   llm_fallback_providers: {},
   custom_settings: {},
@@ -364,6 +410,11 @@ export const SECRETS: readonly SecretField[] = [
   { path: 'stt_settings.api_key' },
   { path: 'tts_settings.api_key', boundTo: ['tts_settings.provider'] },
   { path: 'tts_settings.provider_config.*', boundTo: ['tts_settings.provider'] },
+  // Every header value of an HTTP tool: an Authorization or API key header by any name.
+  {
+    path: 'tools_settings.custom_tools[].http.headers.{}',
+    boundTo: ['tools_settings.custom_tools[].http.url'],
+  },
 ];
 
 export const SECRET_PATHS = SECRETS.map((secret) => secret.path);
@@ -380,7 +431,7 @@ export const AssistantOut = Type.Object(
     ...Object.fromEntries(
       FIELDS.filter(([field]) => CONFIG_FIELDS.includes(field)).map(([field, schema]) => [
         field,
-        Nullable(schema),
+        Nullable(field === 'tools_settings' ? ToolsSettingsOut : schema),
       ]),
     ),
     created_at: Type.String({ format: 'date-time' }),

@@ -3,18 +3,21 @@
  * the objects they belong to, and secrets sealed at rest and masked in answers.
  */
 import { Ajv } from 'ajv';
-import type { Db, Executor } from '../../db/client.js';
+import type { Db, Executor, Tx } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { OutboundTargets } from '../../lib/outbound-target.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { maskOpenedPaths, maskPaths, openPaths, restoreMasked, sealPaths } from '../../lib/secret-paths.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import { refusedSettings } from '../../providers/llm/parameters.js';
+import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { unfinishedCampaignsOfAssistant } from '../campaigns/reads.js';
 import { conflict, invalidField, notFound, ValidationFailed, type ValidationIssue } from '../errors.js';
 import { graphsUsingAssistant } from '../graphs/reads.js';
 import type { Principal } from '../identity/principal.js';
 import { numbersRoutedTo } from '../phone-numbers/reads.js';
+import { customToolIssues } from './custom-tools.js';
 import {
   CONFIG_FIELDS,
   SECRET_PATHS,
@@ -36,6 +39,18 @@ const jsonSchemaChecker = new Ajv({
   addUsedSchema: false,
 });
 
+/** Why `schema` is no usable JSON Schema, or undefined when it is one. */
+function jsonSchemaProblem(schema: object): string | undefined {
+  if (!jsonSchemaChecker.validateSchema(schema))
+    return jsonSchemaChecker.errorsText(jsonSchemaChecker.errors, { dataVar: 'schema' });
+  try {
+    jsonSchemaChecker.compile(schema);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return undefined;
+}
+
 function inUse(users: string[]) {
   const shown = users.slice(0, 5).join(', ') + (users.length > 5 ? ` and ${users.length - 5} more` : '');
   return conflict(`The assistant is in use by ${shown}; route those elsewhere first`);
@@ -51,8 +66,33 @@ export interface AssistantView {
   config: Json;
 }
 
+/**
+ * What an assistant's knowledge base (domains/knowledge) must hear, in the assistant's own
+ * transaction: this domain never writes the knowledge tables itself.
+ */
+export interface AssistantKnowledge {
+  /** rag_settings were written (`config` is the new configuration): documents may need re-processing. */
+  ragSettingsChanged(
+    tx: Tx,
+    jobs: JobEnqueuer,
+    tenant: Tenant,
+    assistantId: number,
+    config: Json,
+  ): Promise<void>;
+  /** The assistant is being deleted; the returned function runs once that committed (stored files go). */
+  assistantDeleting(tx: Tx, tenant: Tenant, assistantId: number): Promise<() => Promise<void>>;
+}
+
 export class AssistantService {
-  constructor(private readonly deps: { db: Db; secrets: SecretBox; targets: OutboundTargets }) {}
+  constructor(
+    private readonly deps: {
+      db: Db;
+      queue: JobQueue;
+      secrets: SecretBox;
+      targets: OutboundTargets;
+      knowledge?: AssistantKnowledge;
+    },
+  ) {}
 
   async create(principal: Principal, body: Json): Promise<AssistantView> {
     await this.deps.targets.assertAllowed(targetFieldsOf(body));
@@ -89,7 +129,7 @@ export class AssistantService {
     // Before the row is locked: resolving a name may take a while.
     await this.deps.targets.assertAllowed(targetFieldsOf(body));
     try {
-      return await this.deps.db.transaction(async (tx) => {
+      return await this.deps.queue.transaction(async (tx, jobs) => {
         const current = await store.findAssistant(tx, principal.tenant, id, { forUpdate: true });
         if (!current) throw notFound('Assistant not found');
         const stored = openPaths(current.config, SECRET_PATHS, this.deps.secrets);
@@ -108,6 +148,8 @@ export class AssistantService {
           config: sealPaths(config, SECRET_PATHS, this.deps.secrets),
         });
         if (!row) throw notFound('Assistant not found');
+        if (body.rag_settings !== undefined)
+          await this.deps.knowledge?.ragSettingsChanged(tx, jobs, principal.tenant, id, config);
         return this.#view(row);
       });
     } catch (error) {
@@ -118,6 +160,7 @@ export class AssistantService {
 
   /** Deletes an assistant nothing uses; otherwise 409 naming what uses it. */
   async remove(principal: Principal, id: number): Promise<void> {
+    let afterCommit: (() => Promise<void>) | undefined;
     try {
       await this.deps.db.transaction(async (tx) => {
         // Locked before the check: a campaign's key to the assistant is set null on delete (a finished
@@ -127,6 +170,7 @@ export class AssistantService {
           throw notFound('Assistant not found');
         const users = await this.#usersOf(tx, principal, id);
         if (users.length > 0) throw inUse(users);
+        afterCommit = await this.deps.knowledge?.assistantDeleting(tx, principal.tenant, id);
         await store.deleteAssistant(tx, principal.tenant, id);
       });
     } catch (error) {
@@ -134,6 +178,7 @@ export class AssistantService {
       if (isForeignKeyViolation(error)) throw inUse(await this.#usersOf(this.deps.db, principal, id));
       throw error;
     }
+    await afterCommit?.();
   }
 
   /**
@@ -337,18 +382,13 @@ export class AssistantService {
 
     const schema = (config.custom_settings as Json | undefined)?.structured_data_schema;
     if (written.has('custom_settings') && schema !== undefined) {
-      let problem: string | undefined;
-      if (!jsonSchemaChecker.validateSchema(schema as object)) {
-        problem = jsonSchemaChecker.errorsText(jsonSchemaChecker.errors, { dataVar: 'schema' });
-      } else {
-        try {
-          jsonSchemaChecker.compile(schema as object);
-        } catch (error) {
-          problem = (error as Error).message;
-        }
-      }
+      const problem = jsonSchemaProblem(schema as object);
       if (problem)
         issue(['custom_settings', 'structured_data_schema'], `Not a valid JSON Schema: ${problem}`);
+    }
+    if (written.has('tools_settings')) {
+      const tools = (config.tools_settings as Json | undefined)?.custom_tools;
+      issues.push(...customToolIssues(tools, jsonSchemaProblem));
     }
     return issues;
   }

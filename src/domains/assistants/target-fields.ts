@@ -1,10 +1,11 @@
 /**
  * The URLs of an assistant that something fetches for the tenant — the webhook receivers, the custom
- * LLM endpoints (its own and its fallbacks') —, as the request gave them, for the outbound-target
+ * LLM endpoints (its own and its fallbacks'), the HTTP tools' URLs —, as the request gave them, for the outbound-target
  * policy (`lib/outbound-target.ts`). Only what the request writes is checked, so a stored URL never
  * blocks an unrelated change; stored ones are judged again when they are fetched.
  */
 import type { TargetField } from '../../lib/outbound-target.js';
+import { customToolUrls } from './custom-tools.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,5 +29,6 @@ export function targetFieldsOf(body: Json): TargetField[] {
         add(['llm_fallback_providers', 'fallbacks', index, 'base_url'], fallback.base_url);
     });
   }
+  if (isObject(body.tools_settings)) fields.push(...customToolUrls(body.tools_settings.custom_tools));
   return fields;
 }

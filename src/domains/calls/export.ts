@@ -1,6 +1,8 @@
 /**
- * The call export's file formats (platform-api.md "Calls export and search"). Rows come in batches
- * from a database cursor and leave as text chunks, so a download of any size holds one batch.
+ * The call export's file formats (platform-api.md "Calls export and search"): the document's columns
+ * in its order, then the after-call analysis (summary, sentiment, score, structured data as JSON
+ * text). Rows come in batches from a database cursor and leave as text chunks, so a download of any
+ * size holds one batch.
  */
 import { stringify } from 'csv-stringify/sync';
 
@@ -21,6 +23,10 @@ export interface ExportedCall {
   duration: number | null;
   started_at: string | null;
   ended_at: string | null;
+  summary: string | null;
+  sentiment: string | null;
+  sentiment_score: number | null;
+  structured_data: unknown;
 }
 
 /** CSV header and the field each column shows, in the document's order. */
@@ -33,6 +39,10 @@ const CSV_COLUMNS: ReadonlyArray<[header: string, key: keyof ExportedCall]> = [
   ['Duration (seconds)', 'duration'],
   ['Started At', 'started_at'],
   ['Ended At', 'ended_at'],
+  ['Summary', 'summary'],
+  ['Sentiment', 'sentiment'],
+  ['Sentiment Score', 'sentiment_score'],
+  ['Structured Data', 'structured_data'],
 ];
 
 /** A row as the database cursor reads it (see `exportSql`). */
@@ -46,6 +56,11 @@ export function exportedCall(row: Record<string, unknown>): ExportedCall {
     duration: row.duration === null || row.duration === undefined ? null : Number(row.duration),
     started_at: isoOrNull(row.started_at),
     ended_at: isoOrNull(row.ended_at),
+    summary: (row.summary as string | null) ?? null,
+    sentiment: (row.sentiment as string | null) ?? null,
+    sentiment_score:
+      row.sentiment_score === null || row.sentiment_score === undefined ? null : Number(row.sentiment_score),
+    structured_data: row.structured_data ?? null,
   };
 }
 
@@ -67,9 +82,12 @@ export function neutraliseFormula(cell: string): string {
   return `'${cell}`;
 }
 
-function csvCell(value: string | number | null): string {
-  if (value === null) return '';
-  return typeof value === 'number' ? String(value) : neutraliseFormula(value);
+/** A cell's text: numbers as they are, structured data as JSON text; text neutralised. */
+function csvCell(value: unknown, key: keyof ExportedCall): string {
+  if (value === null || value === undefined) return '';
+  if (key === 'structured_data') return neutraliseFormula(JSON.stringify(value));
+  if (typeof value === 'number') return String(value);
+  return neutraliseFormula(String(value));
 }
 
 /** The CSV file (RFC 4180, CRLF line ends): the header, then one chunk per batch. */
@@ -79,7 +97,7 @@ export async function* csvChunks(batches: AsyncIterable<Record<string, unknown>[
   for await (const batch of batches) {
     const records = batch.map((row) => {
       const call = exportedCall(row);
-      return CSV_COLUMNS.map(([, key]) => csvCell(call[key]));
+      return CSV_COLUMNS.map(([, key]) => csvCell(call[key], key));
     });
     yield stringify(records, options);
   }

@@ -4,3 +4,4 @@
  */
 export type { CallRow } from './store.js';
 export { findCall, unscoped } from './store.js';
+export { type TranscriptSegmentRow, transcriptOf } from './transcripts.js';

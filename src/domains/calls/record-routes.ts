@@ -1,21 +1,22 @@
 /**
  * /api/v1/calls: the organization's call records — listing, search, export, one call, its
- * transcript and turns, and hanging up. `search` and `export` are static paths, which the router always
- * prefers to `/:call_id`, so neither is ever read as a call id.
+ * transcript and turns, hanging up, and deleting it (with its recording). `search` and `export` are
+ * static paths, which the router always prefers to `/:call_id`, so neither is ever read as a call id.
  */
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
 import { SkipLimitQuery, skipLimitOf } from '../../http/pagination.js';
-import { errors } from '../../http/responses.js';
+import { errors, noContent } from '../../http/responses.js';
 import { Id, IdParam } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { iso, Nullable, Timestamp } from '../../lib/schema.js';
+import { AnalysisFields } from '../analysis/views.js';
 import { EXPORT_FILES, type ExportFormat } from './export.js';
 import type { CallRecords } from './records.js';
 import type { CallFilter } from './store.js';
-import { CallOut, CallStatusSchema, callView, TurnOut, turnView } from './views.js';
+import { CallOut, CallStatusSchema, callView, recordingView, TurnOut, turnView } from './views.js';
 
 const tags = ['calls'];
 const SegmentOut = Type.Object(
@@ -72,7 +73,7 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
         skipLimitOf(request.query),
       );
       reply.header('X-Total-Count', total);
-      return rows.map(callView);
+      return rows.map((row) => callView(row));
     },
   );
 
@@ -96,7 +97,7 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
     },
     async (request) => {
       const rows = await records.search(principalOf(request), request.query.q, request.query.limit ?? 50);
-      return rows.map(callView);
+      return rows.map((row) => callView(row));
     },
   );
 
@@ -124,7 +125,9 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
                   type: 'string',
                   description:
                     'format=csv: a header row (Call ID, Call SID, Assistant Name, Customer Phone, Status, ' +
-                    'Duration (seconds), Started At, Ended At), then one row per call.',
+                    'Duration (seconds), Started At, Ended At, Summary, Sentiment, Sentiment Score, ' +
+                    'Structured Data), then one row per call; the analysis cells are empty until it ' +
+                    'completed, Structured Data is JSON text.',
                 }),
               },
               'application/json': {
@@ -138,6 +141,10 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
                     duration: Nullable(Type.Integer({ description: 'Seconds' })),
                     started_at: Nullable(Timestamp),
                     ended_at: Nullable(Timestamp),
+                    summary: AnalysisFields.summary,
+                    sentiment: AnalysisFields.sentiment,
+                    sentiment_score: AnalysisFields.sentiment_score,
+                    structured_data: AnalysisFields.structured_data,
                   }),
                   { description: 'format=json: one object per call' },
                 ),
@@ -166,12 +173,45 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
       schema: {
         tags,
         operationId: 'getCall',
-        summary: 'One call',
+        summary: 'One call, with its after-call analysis',
+        description:
+          '`analysis` is what GET /api/v1/calls/{call_id}/analysis answers, or null until the call has ' +
+          'ended; listings and searches leave it out.',
         params: IdParam('call_id'),
         response: { 200: CallOut, ...errors({ 404: 'Call not found in your organization' }) },
       },
     },
-    async (request) => callView(await records.get(principalOf(request), request.params.call_id)),
+    async (request) => {
+      const { call, analysis, recording } = await records.getWithAnalysis(
+        principalOf(request),
+        request.params.call_id,
+      );
+      return { ...callView(call, analysis), recording: recordingView(recording) };
+    },
+  );
+
+  app.delete(
+    '/api/v1/calls/:call_id',
+    {
+      config: { access: { role: 'admin', area: 'calls' } },
+      schema: {
+        tags,
+        operationId: 'deleteCall',
+        summary: 'Delete a call that has ended, with its transcript, turns, events and recording',
+        description:
+          'For admins (an API key needs calls read_write). The recording’s audio is deleted with the call. ' +
+          '409 while the call is still under way (not in a final status).',
+        params: IdParam('call_id'),
+        response: {
+          204: Type.Null(),
+          ...errors({ 404: 'Call not found in your organization', 409: 'The call has not ended yet' }),
+        },
+      },
+    },
+    async (request, reply) => {
+      await records.delete(principalOf(request), request.params.call_id);
+      return noContent(reply);
+    },
   );
 
   app.get(

@@ -9,6 +9,7 @@ import type { Tenant } from '../../db/tenant.js';
 import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { TurnRecord } from '../../voice/turn-metrics.js';
+import { type AnalysisRow, findAnalysis } from '../analysis/reads.js';
 import { conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
@@ -28,6 +29,19 @@ const MAX_PROVIDER_ID = 100;
 /** The largest value of an integer column: turn positions and milliseconds (about 24 days). */
 const MAX_INT32 = 2_147_483_647;
 
+/** What the calls domain asks of recordings (domains/recordings): their summary, and their bytes gone. */
+export interface CallRecordingPort {
+  summary(tenant: Tenant, callId: number): Promise<CallRecordingSummary | null>;
+  deleteFor(tenant: Tenant, callId: number): Promise<void>;
+}
+
+export interface CallRecordingSummary {
+  status: 'recording' | 'completed' | 'failed';
+  durationMs: number | null;
+  bytes: number | null;
+  url: string;
+}
+
 export class CallRecords {
   constructor(
     private readonly deps: {
@@ -35,6 +49,8 @@ export class CallRecords {
       database: Database;
       carriers: Carriers;
       resolver: ConfigResolver;
+      /** Without it calls have no recordings to show or delete. */
+      recordings?: CallRecordingPort;
     },
   ) {}
 
@@ -49,6 +65,36 @@ export class CallRecords {
     return call;
   }
 
+  /**
+   * One call with its after-call analysis (null until the call has ended) and its recording's summary
+   * (null when it has none), for GET /calls/{id}.
+   */
+  async getWithAnalysis(
+    principal: Principal,
+    callId: number,
+  ): Promise<{
+    call: store.CallRow;
+    analysis: AnalysisRow | null;
+    recording: CallRecordingSummary | null;
+  }> {
+    const call = await this.get(principal, callId);
+    const analysis = await findAnalysis(this.deps.db, principal.tenant, callId);
+    const recording = (await this.deps.recordings?.summary(principal.tenant, callId)) ?? null;
+    return { call, analysis: analysis ?? null, recording };
+  }
+
+  /**
+   * Deletes a call that has ended, with everything recorded of it: transcript, turns, events,
+   * analysis, and its recording — the bytes first, so none are left behind a call that is gone.
+   */
+  async delete(principal: Principal, callId: number): Promise<void> {
+    const call = await this.get(principal, callId);
+    if (!FINAL_CALL_STATUSES.includes(call.status))
+      throw conflict(`The call is still ${call.status}: end it first, or wait until it has ended`);
+    await this.deps.recordings?.deleteFor(principal.tenant, callId);
+    if (!(await store.deleteCall(this.deps.db, principal.tenant, callId))) throw notFound('Call not found');
+  }
+
   async transcript(principal: Principal, callId: number) {
     await this.get(principal, callId);
     return transcriptOf(this.deps.db, principal.tenant, callId);
@@ -58,6 +104,16 @@ export class CallRecords {
   async turns(principal: Principal, callId: number): Promise<CallTurnRow[]> {
     await this.get(principal, callId);
     return turnsOf(this.deps.db, principal.tenant, callId);
+  }
+
+  /** What happened during the call, in order (tool calls, vendor switches, interruptions, keys…). */
+  async events(
+    principal: Principal,
+    callId: number,
+    options: { type?: string; skip: number; limit: number },
+  ): Promise<store.CallEventRow[]> {
+    await this.get(principal, callId);
+    return store.eventsOf(this.deps.db, principal.tenant, callId, options);
   }
 
   /**

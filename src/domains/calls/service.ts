@@ -27,8 +27,11 @@ import {
 } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import { findNumberOnPlatform } from '../phone-numbers/reads.js';
+import { findRecording } from '../recordings/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { answeredByChange, detectsVoicemail } from './answered-by.js';
+import { rollUpFinishedCall } from './rollups.js';
 import * as store from './store.js';
 import { type TranscriptSegmentRow, transcriptOf } from './transcripts.js';
 
@@ -93,6 +96,8 @@ export class CallService {
       webhooks: WebhookService;
       publicUrl: string;
       pricePerMinute: number;
+      /** The signed, expiring URL of a call's recording (domains/recordings); without it none is given. */
+      recordingUrl?: (callId: number) => string;
     },
   ) {}
 
@@ -104,6 +109,7 @@ export class CallService {
   }
 
   async #finished(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, call: store.CallRow): Promise<void> {
+    await rollUpFinishedCall(tx, call);
     for (const listener of this.#finishedListeners) await listener(tx, jobs, tenant, call);
   }
 
@@ -144,7 +150,7 @@ export class CallService {
         answerUrl: this.webhookUrl(call.provider, 'voice', call.id),
         statusCallbackUrl: this.webhookUrl(call.provider, 'status', call.id),
         stream: await this.mediaStream(tenant, call.id),
-        ...(options.detectMachine ? { detectMachine: true } : {}),
+        detectMachine: options.detectMachine ?? (await detectsVoicemail(this.deps.db, tenant, call)),
       });
       await store.setCallSid(this.deps.db, tenant, call.id, placed.callSid);
       await store.insertCallEvent(this.deps.db, tenant, call.id, 'call.placed', {
@@ -237,14 +243,27 @@ export class CallService {
     if (!call.assistantId) return;
     const urls = await assistantEventUrls(tx, tenant, call.assistantId);
     if (!urls?.webhookUrl) return;
-    const transcript = FINAL_CALL_STATUSES.includes(call.status)
+    const final = FINAL_CALL_STATUSES.includes(call.status);
+    const transcript = final
       ? { transcript: (await transcriptOf(tx, tenant, call.id)).map(transcriptEventSegment) }
       : {};
     await this.deps.webhooks.emit({ tx, jobs }, tenant, {
       url: urls.webhookUrl,
       type: type.replace(/-/g, '_'),
-      data: { ...callEventData(call), ...transcript },
+      data: {
+        ...callEventData(call),
+        ...transcript,
+        ...(final ? await this.#recordingUrl(tx, tenant, call) : {}),
+      },
     });
+  }
+
+  /** A recorded call's signed recording URL (also while the file is still being stored: it works moments later). */
+  async #recordingUrl(tx: Executor, tenant: Tenant, call: store.CallRow) {
+    if (!this.deps.recordingUrl) return {};
+    const recording = await findRecording(tx, tenant, call.id);
+    if (!recording || recording.status === 'failed') return {};
+    return { recording_url: this.deps.recordingUrl(call.id) };
   }
 
   /** The webhook URLs a call's carrier is given; `call_id` lets a webhook find its call before the SID is known. */
@@ -359,7 +378,7 @@ export class CallService {
       const updated = await store.updateCall(tx, tenant, callId, {
         status: event.status,
         callSid: call.callSid ?? event.callSid,
-        ...(event.answeredBy ? { callMeta: { ...call.callMeta, answered_by: event.answeredBy } } : {}),
+        ...answeredByChange(call.callMeta, event.answeredBy),
         ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
         ...(final ? { endedAt: at, duration, cost } : {}),
         // The carrier's duration is what is billed, and its final stamp ends the call: the start is

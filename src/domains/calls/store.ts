@@ -5,12 +5,14 @@ import type { Executor } from '../../db/client.js';
 import {
   assistants,
   type CallStatus,
+  callAnalyses,
   callEvents,
   callSearchDocuments,
   calls,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
+import { COUNTED_EVENTS, rollUpEvent, rollupSubjectOf } from './rollups.js';
 import { digitArrayLiteral, phoneLexemes } from './search-terms.js';
 
 export type CallRow = typeof calls.$inferSelect;
@@ -124,8 +126,12 @@ const dialect = new PgDialect();
 export function exportQuery(tenant: Tenant, filter: CallFilter): { sql: string; params: unknown[] } {
   return dialect.sqlToQuery(sql`select ${calls.id} as "id", ${calls.callSid} as "call_sid", ${assistants.name} as "assistant_name",
       ${calls.customerPhoneNumber} as "customer_phone_number", ${calls.status} as "status",
-      ${calls.duration} as "duration", ${calls.startedAt} as "started_at", ${calls.endedAt} as "ended_at"
+      ${calls.duration} as "duration", ${calls.startedAt} as "started_at", ${calls.endedAt} as "ended_at",
+      ${callAnalyses.summary} as "summary", ${callAnalyses.sentiment} as "sentiment",
+      ${callAnalyses.sentimentScore} as "sentiment_score", ${callAnalyses.structuredData} as "structured_data"
     from ${calls} left join ${assistants} on ${assistants.id} = ${calls.assistantId}
+      left join ${callAnalyses} on ${callAnalyses.callId} = ${calls.id}
+        and ${callAnalyses.organizationId} = ${calls.organizationId}
     where ${callFilterSql(tenant, filter)}
     order by ${asc(calls.createdAt)}, ${asc(calls.id)}`);
 }
@@ -144,12 +150,37 @@ export async function updateCall(
   return row;
 }
 
+/** Deletes a call; its transcript, turns, events, recording and analysis rows go with it (cascades). */
+export async function deleteCall(ex: Executor, tenant: Tenant, id: number): Promise<boolean> {
+  const deleted = await ex
+    .delete(calls)
+    .where(tenant.where(calls, eq(calls.id, id)))
+    .returning({ id: calls.id });
+  return deleted.length > 0;
+}
+
 /** Sets the carrier's call id unless a webhook that arrived first already did. */
 export async function setCallSid(ex: Executor, tenant: Tenant, id: number, callSid: string): Promise<void> {
   await ex
     .update(calls)
     .set(withUpdatedAt({ callSid }))
     .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
+}
+
+/** Links the call to its graph session unless it is linked already; the session it is linked to. */
+export async function linkGraphSession(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  sessionId: number,
+): Promise<number | null | undefined> {
+  const [linked] = await ex
+    .update(calls)
+    .set(withUpdatedAt({ graphSessionId: sessionId }))
+    .where(tenant.where(calls, eq(calls.id, id), sql`${calls.graphSessionId} is null`))
+    .returning({ graphSessionId: calls.graphSessionId });
+  if (linked) return linked.graphSessionId;
+  return (await findCall(ex, tenant, id))?.graphSessionId;
 }
 
 export async function insertCallEvent(
@@ -159,7 +190,40 @@ export async function insertCallEvent(
   type: string,
   data: Record<string, unknown> = {},
 ): Promise<void> {
-  await ex.insert(callEvents).values({ organizationId: tenant.organizationId, callId, type, data });
+  if (!COUNTED_EVENTS.has(type)) {
+    await ex.insert(callEvents).values({ organizationId: tenant.organizationId, callId, type, data });
+    return;
+  }
+  // A tool use or a transfer is counted in the call analytics with the event, atomically.
+  await ex.transaction(async (tx) => {
+    const call = await rollupSubjectOf(tx, tenant, callId);
+    await tx.insert(callEvents).values({ organizationId: tenant.organizationId, callId, type, data });
+    if (call) await rollUpEvent(tx, tenant.organizationId, call, type, data);
+  });
+}
+
+export type CallEventRow = typeof callEvents.$inferSelect;
+
+/** The call's events in the order they happened, optionally of one type. */
+export async function eventsOf(
+  ex: Executor,
+  tenant: Tenant,
+  callId: number,
+  options: { type?: string; skip: number; limit: number },
+): Promise<CallEventRow[]> {
+  return ex
+    .select()
+    .from(callEvents)
+    .where(
+      tenant.where(
+        callEvents,
+        eq(callEvents.callId, callId),
+        options.type === undefined ? undefined : eq(callEvents.type, options.type),
+      ),
+    )
+    .orderBy(asc(callEvents.id))
+    .offset(options.skip)
+    .limit(options.limit);
 }
 
 /**

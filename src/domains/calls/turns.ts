@@ -2,12 +2,14 @@
  * SQL of call turns: one row per turn the live runtime recorded (what was said and how long each
  * stage took), read back in turn order. The runtime writes a turn once it is over; a turn written
  * again at the same position (a retried write) replaces the first, so a retry never fails a call.
+ * Each write also keeps the call analytics rollups (rollups.ts) in step.
  */
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { calls, callTurns, type TurnKind } from '../../db/schema/index.js';
+import { callTurns, type TurnKind } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { TurnMarks, TurnRecord } from '../../voice/turn-metrics.js';
+import { addToRollups, combine, rollupSubjectOf, turnDelta } from './rollups.js';
 
 export type CallTurnRow = typeof callTurns.$inferSelect;
 
@@ -28,8 +30,9 @@ export function roundedMarks(marks: TurnMarks): TurnMarks {
 }
 
 /**
- * Stores one turn of a call. Undefined when the call is not the organization's; the turn as stored
- * otherwise.
+ * Stores one turn of a call, and counts it in the call analytics in the same transaction (a rewrite
+ * takes the first write's figures back out). Undefined when the call is not the organization's; the
+ * turn as stored otherwise.
  */
 export async function insertTurn(
   ex: Executor,
@@ -37,11 +40,6 @@ export async function insertTurn(
   callId: number,
   turn: TurnRecord,
 ): Promise<CallTurnRow | undefined> {
-  const [call] = await ex
-    .select({ id: calls.id })
-    .from(calls)
-    .where(tenant.where(calls, eq(calls.id, callId)));
-  if (!call) return undefined;
   const { measurements } = turn;
   const values = {
     kind: turn.kind,
@@ -56,14 +54,35 @@ export async function insertTurn(
     llmTtftMs: wholeMs(measurements.llmTtftMs),
     ttsTtfbMs: wholeMs(measurements.ttsTtfbMs),
     platformMs: wholeMs(measurements.platformMs),
+    retrievalMs: wholeMs(measurements.retrievalMs ?? null),
+    // Null when the answer had no knowledge to search; [] when it searched and used nothing.
+    passages: turn.passages ?? null,
     marks: roundedMarks(turn.marks),
   };
-  const [row] = await ex
-    .insert(callTurns)
-    .values({ organizationId: tenant.organizationId, callId, position: turn.position, ...values })
-    .onConflictDoUpdate({ target: [callTurns.callId, callTurns.position], set: values })
-    .returning();
-  return row;
+  return ex.transaction(async (tx) => {
+    const call = await rollupSubjectOf(tx, tenant, callId);
+    if (!call) return undefined;
+    const [inserted] = await tx
+      .insert(callTurns)
+      .values({ organizationId: tenant.organizationId, callId, position: turn.position, ...values })
+      .onConflictDoNothing({ target: [callTurns.callId, callTurns.position] })
+      .returning();
+    if (inserted) {
+      await addToRollups(tx, tenant.organizationId, call, turnDelta(inserted, 1));
+      return inserted;
+    }
+    // Written before: once that write has committed (the insert above waited for it), replace it.
+    const position = and(eq(callTurns.callId, callId), eq(callTurns.position, turn.position));
+    const [previous] = await tx.select().from(callTurns).where(position).for('update');
+    const [row] = await tx.update(callTurns).set(values).where(position).returning();
+    await addToRollups(
+      tx,
+      tenant.organizationId,
+      call,
+      combine(turnDelta(previous!, -1), turnDelta(row!, 1)),
+    );
+    return row;
+  });
 }
 
 /** A call's turns in the order they were taken. */

@@ -3,6 +3,9 @@ import { type Static, Type } from 'typebox';
 import { CALL_STATUSES, type CallStatus, TURN_KINDS, type TurnKind } from '../../db/schema/telephony.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
 import type { TurnMarks } from '../../voice/turn-metrics.js';
+import type { AnalysisRow } from '../analysis/reads.js';
+import { AnalysisOut, analysisView } from '../analysis/views.js';
+import type { CallRecordingSummary } from './records.js';
 import type { CallRow } from './store.js';
 import type { CallTurnRow } from './turns.js';
 
@@ -29,12 +32,54 @@ export const CallOut = Type.Object(
     updated_at: Timestamp,
     graph_session_id: Nullable(Type.Integer()),
     campaign_id: Nullable(Type.Integer()),
+    /** Only on GET /api/v1/calls/{call_id} (see its description); lists leave it out. */
+    analysis: Type.Optional(Nullable(AnalysisOut)),
+    recording: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            status: Type.Union(
+              [Type.Literal('recording'), Type.Literal('completed'), Type.Literal('failed')],
+              {
+                description:
+                  '`recording` while the call runs and its file is stored, then `completed` or `failed`',
+              },
+            ),
+            duration_ms: Nullable(
+              Type.Integer({ description: 'Length of the recording (ms), once completed' }),
+            ),
+            bytes: Nullable(Type.Integer({ description: 'Size of the WAV file, once completed' })),
+            url: Type.String({ description: 'GET it with your credentials (audio/wav, byte ranges)' }),
+          },
+          {
+            title: 'CallRecording',
+            description:
+              'Only in GET /api/v1/calls/{call_id}: the call’s recording; null when it was not recorded',
+          },
+        ),
+      ),
+    ),
   },
   { title: 'Call' },
 );
 
-/** Inbound calls show the caller as `from_phone_number`; outbound ones our number. */
-export function callView(call: CallRow) {
+/** A call's recording as GET /api/v1/calls/{call_id} shows it (null when it has none). */
+export function recordingView(recording: CallRecordingSummary | null) {
+  return (
+    recording && {
+      status: recording.status,
+      duration_ms: recording.durationMs,
+      bytes: recording.bytes,
+      url: recording.url,
+    }
+  );
+}
+
+/**
+ * Inbound calls show the caller as `from_phone_number`; outbound ones our number. `analysis` is given
+ * (a row or null) for one call, left out of lists.
+ */
+export function callView(call: CallRow, analysis?: AnalysisRow | null) {
   return {
     id: call.id,
     assistant_id: call.assistantId,
@@ -53,6 +98,7 @@ export function callView(call: CallRow) {
     updated_at: iso(call.updatedAt),
     graph_session_id: call.graphSessionId,
     campaign_id: call.campaignId,
+    ...(analysis === undefined ? {} : { analysis: analysis ? analysisView(analysis) : null }),
   };
 }
 
@@ -76,6 +122,8 @@ export const TurnMarksOut = Type.Object(
     tts_first_byte_at: Mark('The voice’s first audio arrived'),
     first_audio_sent_at: Mark('The first audio of the answer went to the carrier'),
     first_mark_played_at: Mark('The carrier reported that audio played'),
+    retrieval_started_at: Mark('The knowledge base search for the caller’s words began'),
+    retrieval_ended_at: Mark('Its passages were ready (or it was given up)'),
   },
   {
     title: 'TurnMarks',
@@ -99,6 +147,25 @@ export const TurnOut = Type.Object(
     llm_ttft_ms: Ms('Language model request → first token'),
     tts_ttfb_ms: Ms('Voice request → first audio'),
     platform_ms: Ms('End-to-end minus endpointing, LLM and TTS waits: what the platform itself added'),
+    retrieval_ms: Ms(
+      'Knowledge base search for the caller’s words (embedding and search); null when the assistant has no knowledge',
+    ),
+    passages: Nullable(
+      Type.Array(
+        Type.Object(
+          {
+            document_id: Type.Integer(),
+            chunk_id: Type.Integer(),
+            score: Type.Number({ description: 'The fused rank score it was chosen by' }),
+          },
+          { title: 'TurnPassage' },
+        ),
+        {
+          description:
+            'The knowledge passages the answer was given, best first; empty when the search found none, null when there was no search',
+        },
+      ),
+    ),
     marks: TurnMarksOut,
   },
   { title: 'CallTurn' },
@@ -116,6 +183,8 @@ const MARK_FIELDS: ReadonlyArray<[keyof TurnMarks, keyof Static<typeof TurnMarks
   ['ttsFirstByteAt', 'tts_first_byte_at'],
   ['firstAudioSentAt', 'first_audio_sent_at'],
   ['firstMarkPlayedAt', 'first_mark_played_at'],
+  ['retrievalStartedAt', 'retrieval_started_at'],
+  ['retrievalEndedAt', 'retrieval_ended_at'],
 ];
 
 export function turnView(turn: CallTurnRow) {
@@ -138,6 +207,8 @@ export function turnView(turn: CallTurnRow) {
     llm_ttft_ms: turn.llmTtftMs,
     tts_ttfb_ms: turn.ttsTtfbMs,
     platform_ms: turn.platformMs,
+    retrieval_ms: turn.retrievalMs,
+    passages: turn.passages,
     marks,
   };
 }

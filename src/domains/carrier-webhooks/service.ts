@@ -8,7 +8,8 @@
  * signed one reporting another record than its URL names gets 403 too. None of them changes anything.
  *
  * Kinds: `voice` (a connected call asks what to do; inbound calls start here), `status` (call
- * status changes), `sms` (inbound messages), `sms-status` (delivery receipts).
+ * status changes, and the answering-machine detection's verdicts), `sms` (inbound messages),
+ * `sms-status` (delivery receipts).
  */
 import type { Db } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
@@ -21,6 +22,12 @@ import type {
   WebhookOwner,
 } from '../../providers/carriers/types.js';
 import { type AudioFormat, MULAW_8K } from '../../voice/audio.js';
+import {
+  type MachineDetection,
+  type MachineDetectionListener,
+  recordMachineDetection,
+  verdictOf,
+} from '../calls/answered-by.js';
 import * as callReads from '../calls/reads.js';
 import type { CallService } from '../calls/service.js';
 import { forbidden, notFound } from '../errors.js';
@@ -66,6 +73,13 @@ export class CarrierWebhookService {
     this.#answerListeners.push(listener);
   }
 
+  readonly #machineListeners: MachineDetectionListener[] = [];
+
+  /** Adds a listener for the carriers' answering-machine verdicts (the voice runtime's live sessions). */
+  onMachineDetection(listener: MachineDetectionListener): void {
+    this.#machineListeners.push(listener);
+  }
+
   constructor(
     private readonly deps: {
       db: Db;
@@ -98,6 +112,8 @@ export class CarrierWebhookService {
     for (const event of events) {
       if (event.kind === 'call_status' && call) {
         await this.deps.calls.applyStatus(subject.organizationId, call.id, event);
+      } else if (event.kind === 'machine_detection' && call) {
+        await this.#machineDetected(tenant, call.id, event);
       } else if (event.kind === 'inbound_call' && !call && subject.number && kind === 'voice') {
         call = await this.deps.calls.startInbound(tenant, subject.number, event);
       } else if (event.kind === 'message_status' && subject.message) {
@@ -116,6 +132,12 @@ export class CarrierWebhookService {
     // The stream follows this answer within moments: whoever serves it may get ready now.
     for (const listener of this.#answerListeners) listener(tenant, call.id, markup.format);
     return { status: 200, contentType: markup.contentType, body: markup.body };
+  }
+
+  /** A verdict of the carrier's answering-machine detection: recorded on the call, then told. */
+  async #machineDetected(tenant: Tenant, callId: number, event: MachineDetection): Promise<void> {
+    await this.deps.db.transaction((tx) => recordMachineDetection(tx, tenant, callId, event));
+    for (const listener of this.#machineListeners) listener(tenant, callId, verdictOf(event));
   }
 
   /**
@@ -253,9 +275,9 @@ function idsNamed(owner: WebhookOwner, events: CarrierEvent[]): NamedIds {
   if (owner.callSid) named.callSids.add(owner.callSid);
   if (owner.messageId) named.messageIds.add(owner.messageId);
   for (const event of events) {
-    if (event.kind === 'call_status' || event.kind === 'inbound_call') named.callSids.add(event.callSid);
+    if ('callSid' in event) named.callSids.add(event.callSid);
     else named.messageIds.add(event.messageId);
-    if (event.kind === 'call_status' && event.callId !== undefined) named.callIds.add(event.callId);
+    if ('callId' in event && event.callId !== undefined) named.callIds.add(event.callId);
   }
   return named;
 }

@@ -31,6 +31,8 @@ const CARRIER_SHAPES: Record<CarrierId, Shape> = {
 export const CREDENTIAL_SHAPES: Record<string, Shape> = {
   ...CARRIER_SHAPES,
   sip_trunk: { identifiers: ['username'], secrets: ['password'], boundTo: ['sip_domain'] },
+  // The organization's cloud account, where function tools run: its secret goes only to the cloud.
+  cloud_functions: { identifiers: ['access_key', 'region'], secrets: ['secret_key'] },
   ...Object.fromEntries(KEYED_VENDORS.map((vendor) => [vendor, VENDOR_KEY])),
 };
 

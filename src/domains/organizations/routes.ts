@@ -100,6 +100,27 @@ const OrganizationUpdateIn = Type.Object({
   carrier_a: Type.Optional(Nullable(CarrierIn.carrier_a)),
   carrier_b: Type.Optional(Nullable(CarrierIn.carrier_b)),
   carrier_c: Type.Optional(Nullable(CarrierIn.carrier_c)),
+  cloud_functions: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          access_key: Type.String({ minLength: 1, maxLength: 128, pattern: '^\\S+$' }),
+          secret_key: Secret('Secret access key; a masked value (****…) keeps the stored one'),
+          region: Type.Optional(
+            Type.String({
+              maxLength: 32,
+              pattern: '^[a-z]{2}(-[a-z]+)+-\\d{1,2}$',
+              description: 'Where function tools run unless a tool names its own region (default us-east-1)',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: 'The cloud account function tools are invoked in; null removes it',
+        },
+      ),
+    ),
+  ),
 });
 
 const ProviderStatus = Type.Object({
@@ -178,7 +199,8 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
       schema: {
         operationId: 'updateOrganization',
         tags,
-        summary: 'Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk',
+        summary:
+          'Change the organization: name, settings, vendor API keys, carrier credentials, SIP trunk, cloud functions',
         body: OrganizationUpdateIn,
         response: { 200: OrganizationOut },
       },
@@ -190,6 +212,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
         settings: body.settings as Record<string, unknown> | undefined,
         apiKeys: body.api_keys as Record<string, { api_key: string } | null> | undefined,
         sipTrunkConfig: body.sip_trunk_config,
+        cloudFunctions: body.cloud_functions as Record<string, string> | null | undefined,
         carriers: Object.fromEntries(
           CARRIERS.filter((id) => body[id] !== undefined).map((id) => [
             id,

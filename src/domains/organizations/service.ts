@@ -48,6 +48,8 @@ export interface OrganizationUpdate {
     password?: string;
   } | null;
   carriers?: Partial<Record<(typeof CARRIERS)[number], Credential | null>>;
+  /** The cloud account function tools run in ({access_key, secret_key, region?}); null removes it. */
+  cloudFunctions?: Credential | null;
 }
 
 function slugify(name: string): string {
@@ -198,6 +200,8 @@ export class OrganizationService {
         credentialChanges.set(vendor, value);
       for (const [carrier, value] of Object.entries(update.carriers ?? {}))
         credentialChanges.set(carrier, value ?? null);
+      if (update.cloudFunctions !== undefined)
+        credentialChanges.set('cloud_functions', update.cloudFunctions);
       if (update.sipTrunkConfig !== undefined) {
         const { username, password, ...plain } = update.sipTrunkConfig ?? {};
         changes.sipTrunkConfig = update.sipTrunkConfig === null ? null : plain;

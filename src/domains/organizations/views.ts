@@ -27,6 +27,7 @@ export const OrganizationOut = Type.Object(
     carrier_b: Nullable(MaskedCredential),
     carrier_c: Nullable(MaskedCredential),
     sip_trunk_config: Nullable(OpenObject),
+    cloud_functions: Nullable(MaskedCredential),
     inactive_keys: Type.Array(Type.Object({ provider: Type.String(), reason: Type.String() })),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -75,6 +76,9 @@ export function organizationView(details: OrganizationDetails) {
       row.sipTrunkConfig || sip
         ? { ...(row.sipTrunkConfig ?? {}), ...(sip ? maskCredential('sip_trunk', sip) : {}) }
         : null,
+    cloud_functions: credentials.has('cloud_functions')
+      ? maskCredential('cloud_functions', credentials.get('cloud_functions')!)
+      : null,
     inactive_keys: inactive,
   };
 }

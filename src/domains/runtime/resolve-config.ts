@@ -8,6 +8,7 @@
  * the organization's. Every later capability (calls, SMS, campaigns, the call runtime) asks here,
  * also for the two answers they share: which number a call or message goes out from with which
  * credentials (`resolveSender`), and which assistant a number is answered by (`assistantForNumber`).
+ * Function tools run in the organization's cloud account (`cloudFunctions`).
  */
 import type { Db, Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -75,8 +76,17 @@ export interface ResolvedConfig {
   tts: VendorChoice & { providerConfig: Json };
   /** null when no phone number is given or routed to the assistant. */
   telephony: TelephonyChoice | null;
+  /** The organization's cloud account, where function tools run; null when it has stored none. */
+  cloudFunctions: CloudFunctionsChoice | null;
   /** Why a part above cannot work, one line per part; empty when everything is usable. */
   missing: string[];
+}
+
+export interface CloudFunctionsChoice {
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** The credential's region, when it names one (a tool may name its own). */
+  region: string | null;
 }
 
 export interface ResolveOptions {
@@ -250,6 +260,12 @@ export async function resolveConfig(
     }
   }
 
+  const cloud = credentials.get('cloud_functions');
+  const cloudFunctions =
+    cloud && text(cloud.access_key) && text(cloud.secret_key)
+      ? { accessKeyId: cloud.access_key!, secretAccessKey: cloud.secret_key!, region: text(cloud.region) }
+      : null;
+
   return {
     assistant: {
       id: assistant.id,
@@ -263,6 +279,7 @@ export async function resolveConfig(
     stt,
     tts,
     telephony,
+    cloudFunctions,
     missing,
   };
 }

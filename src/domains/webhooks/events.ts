@@ -1,13 +1,15 @@
 /**
  * The outgoing webhook events as the OpenAPI document's top-level `webhooks` (docs/webhooks.md):
  * one entry per event type, its body (the envelope `WebhookService.emit` builds, with the `data` the
- * emitting service passes: `callEventData` for calls, `messageView` for SMS), the signature headers
+ * emitting service passes: `callEventData` for calls, `analysisEventData` for a call's analysis,
+ * `messageView` for SMS), the signature headers
  * each attempt carries, and what the receiver's answer means. The payload schemas are checked
  * against real deliveries in test/openapi-contract.test.ts.
  */
 import { type TSchema, Type } from 'typebox';
 import { CALL_STATUSES, TRANSCRIPT_SPEAKERS } from '../../db/schema/telephony.js';
 import { literalUnion, Nullable } from '../../lib/schema.js';
+import { AnalysisFields } from '../analysis/views.js';
 import { MessageOut } from '../sms/schemas.js';
 import { TEST_EVENT_TYPE } from './service.js';
 
@@ -15,6 +17,8 @@ import { TEST_EVENT_TYPE } from './service.js';
 export const CALL_EVENT_TYPES = CALL_STATUSES.filter((s) => s !== 'queued').map(
   (s) => `call.${s.replace(/-/g, '_')}`,
 );
+/** A call's after-call analysis completed (domains/analysis). */
+export const CALL_ANALYZED_EVENT_TYPE = 'call.analyzed';
 /** `sms.received` for inbound messages; `sms.<status>` for the carrier's receipts of outbound ones. */
 export const SMS_EVENT_TYPES = [
   'sms.received',
@@ -58,8 +62,34 @@ export const CallEventData = Type.Object(
         },
       ),
     ),
+    recording_url: Type.Optional(
+      Type.String({
+        format: 'uri',
+        description:
+          'Only on the events of a final status of a recorded call: a signed URL of the recording ' +
+          '(audio/wav, byte ranges) that needs no credentials and expires after RECORDING_URL_TTL_HOURS ' +
+          '(24 h by default). The file is stored moments after the call ends: a 404 just after the ' +
+          'event means try again shortly.',
+      }),
+    ),
   },
   { title: 'CallEventData', description: 'The call as it is after the change the event reports.' },
+);
+
+export const CallAnalyzedData = Type.Object(
+  {
+    call_id: Type.Integer(),
+    call_sid: Nullable(Type.String({ description: "The carrier's call identifier" })),
+    assistant_id: Nullable(Type.Integer()),
+    campaign_id: Nullable(Type.Integer({ description: 'The campaign that placed the call, if one did' })),
+    ...AnalysisFields,
+    provider: Nullable(Type.String({ description: 'The language model that did the analysis' })),
+    completed_at: Type.String({ format: 'date-time' }),
+  },
+  {
+    title: 'CallAnalyzedData',
+    description: 'What GET /api/v1/calls/{call_id}/analysis shows once the analysis has completed.',
+  },
 );
 
 const envelope = (title: string, types: readonly string[], data: TSchema, description: string) =>
@@ -82,6 +112,12 @@ export const CallEvent = envelope(
   CALL_EVENT_TYPES,
   CallEventData,
   "A call's status changed; posted to the assistant's `webhook_url`.",
+);
+export const CallAnalyzedEvent = envelope(
+  'CallAnalyzedEvent',
+  [CALL_ANALYZED_EVENT_TYPE],
+  CallAnalyzedData,
+  "A call's after-call analysis completed (a few seconds after the call ended); posted to the assistant's `webhook_url`.",
 );
 export const SmsEvent = envelope(
   'SmsEvent',
@@ -155,6 +191,11 @@ export function webhookEntries(tag: string): Record<string, unknown> {
   ];
   return Object.fromEntries([
     ...CALL_EVENT_TYPES.map((type) => entry(type, CallEvent, `The call is now ${type.slice(5)}`)),
+    entry(
+      CALL_ANALYZED_EVENT_TYPE,
+      CallAnalyzedEvent,
+      "The call's summary, sentiment and structured data are ready",
+    ),
     ...SMS_EVENT_TYPES.map((type) =>
       entry(
         type,

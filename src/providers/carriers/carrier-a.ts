@@ -131,6 +131,20 @@ function answeredByOf(value: string | undefined | null): 'human' | 'machine' | u
   return value === 'human' ? 'human' : 'machine';
 }
 
+/**
+ * The asynchronous detection's verdict (`AsyncAmdStatusCallback`): with `DetectMessageEnd`, a machine
+ * is reported once its greeting has ended — `machine_end_beep`, `machine_end_silence` or
+ * `machine_end_other`; `human`, `fax`, or `unknown` (no verdict) otherwise.
+ */
+function machineDetection(callSid: string, answeredBy: string): CarrierEvent[] {
+  const who = answeredByOf(answeredBy);
+  if (!who) return [];
+  const ended = answeredBy.startsWith('machine_end_')
+    ? { greetingEnded: answeredBy === 'machine_end_beep' ? ('beep' as const) : ('other' as const) }
+    : {};
+  return [{ kind: 'machine_detection', callSid, answeredBy: who, ...ended }];
+}
+
 function snapshotOf(call: CarrierACall): CallSnapshot {
   const answeredBy = answeredByOf(call.answered_by);
   return {
@@ -160,7 +174,14 @@ export class CarrierAAdapter implements CarrierAdapter {
     });
     for (const event of ['initiated', 'ringing', 'answered', 'completed'])
       form.append('StatusCallbackEvent', event);
-    if (request.detectMachine) form.set('MachineDetection', 'Enable');
+    if (request.detectMachine) {
+      // Asynchronous, so the stream starts at once; waiting for the message's end, so the verdict on
+      // a machine comes when its beep (or the silence after its greeting) does.
+      form.set('MachineDetection', 'DetectMessageEnd');
+      form.set('AsyncAmd', 'true');
+      form.set('AsyncAmdStatusCallback', request.statusCallbackUrl);
+      form.set('AsyncAmdStatusCallbackMethod', 'POST');
+    }
     const { body } = await this.#call<CarrierAResource>(credentials, 'POST', '/Calls.json', form);
     return { callSid: body.sid, status: CALL_STATUSES[body.status] ?? 'queued' };
   }
@@ -284,6 +305,9 @@ export class CarrierAAdapter implements CarrierAdapter {
     const messageSid = first(params, 'MessageSid') ?? first(params, 'SmsSid');
     const callStatus = first(params, 'CallStatus');
     const messageStatus = first(params, 'MessageStatus') ?? first(params, 'SmsStatus');
+    // The asynchronous detection's callback: the verdict alone, without a call status.
+    if (callSid && !callStatus && first(params, 'AnsweredBy') !== undefined)
+      return machineDetection(callSid, first(params, 'AnsweredBy')!);
     if (callSid && callStatus) {
       const events: CarrierEvent[] = [];
       if (first(params, 'Direction') === 'inbound' && callStatus === 'ringing') {

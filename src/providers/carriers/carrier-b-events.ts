@@ -74,6 +74,28 @@ export function callStatus(
 }
 
 /**
+ * The answering-machine detection's webhooks (`answering_machine_detection: detect_beep`):
+ * `call.machine.detection.ended` says who answered (`result` human, machine, or not_sure: no
+ * verdict); `call.machine.greeting.ended` that a machine's greeting is over (`result` beep_detected,
+ * ended, or not_sure).
+ */
+export function machineDetection(eventType: string, callSid: string, payload: Json): CarrierEvent[] {
+  const result = stringAt(payload, 'result');
+  const event: Extract<CarrierEvent, { kind: 'machine_detection' }> = { kind: 'machine_detection', callSid };
+  if (eventType === 'call.machine.detection.ended') {
+    if (result !== 'human' && result !== 'machine') return [];
+    event.answeredBy = result;
+  } else {
+    // A greeting heard to its end was a machine's, whatever the detection said before.
+    event.answeredBy = 'machine';
+    event.greetingEnded = result === 'beep_detected' ? 'beep' : 'other';
+  }
+  const callId = decodeClientState(payload.client_state);
+  if (callId !== undefined) event.callId = callId;
+  return [event];
+}
+
+/**
  * Seconds between the call's start_time and end_time. The carrier's start_time is when the call
  * began, so for an outbound call the figure includes the time it rang.
  */

@@ -27,6 +27,7 @@ import {
   isString,
   type Json,
   MESSAGE_STATUSES,
+  machineDetection,
   objectAt,
   readEnvelope,
   stringAt,
@@ -74,6 +75,9 @@ export class CarrierBAdapter implements CarrierAdapter {
       client_state: encodeClientState(request.callId),
     };
     if (request.timeoutSeconds !== undefined) body.timeout_secs = request.timeoutSeconds;
+    // Runs beside the stream: call.machine.detection.ended, then on a machine
+    // call.machine.greeting.ended once its final beep is heard.
+    if (request.detectMachine) body.answering_machine_detection = 'detect_beep';
     const response = await this.#request(apiKey, 'POST', '/v2/calls', body);
     const callControlId = stringAt(dataOf(response), 'call_control_id');
     if (!callControlId) throw unexpected('the dial answer carries no call_control_id');
@@ -92,8 +96,9 @@ export class CarrierBAdapter implements CarrierAdapter {
 
   async sendDtmf(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void> {
     const { apiKey } = requireCredentials(credentials);
-    if (!/^[0-9*#A-D]{1,64}$/.test(digits)) {
-      throw new ProviderError('DTMF digits are 0-9, *, #, A-D', {
+    // carrier_b's `w` is our pause too (0.5 s).
+    if (!/^[0-9*#A-Dw]{1,64}$/.test(digits)) {
+      throw new ProviderError('DTMF digits are 0-9, *, #, A-D and w', {
         provider: PROVIDER,
         retryable: false,
         code: 'invalid_digits',
@@ -247,6 +252,11 @@ export class CarrierBAdapter implements CarrierAdapter {
         const duration = status === 'completed' ? connectedSeconds(payload) : 0;
         if (duration !== undefined) event.durationSeconds = duration;
         return [event];
+      }
+      case 'call.machine.detection.ended':
+      case 'call.machine.greeting.ended': {
+        const callSid = stringAt(payload, 'call_control_id');
+        return callSid ? machineDetection(eventType, callSid, payload) : [];
       }
       case 'message.received': {
         const messageId = stringAt(payload, 'id');

@@ -45,7 +45,7 @@ const RINGING_TIMER_RANGE = [1, 120] as const;
 /** The audio our media stream takes: 16-bit linear PCM at 16 kHz. */
 export const STREAM_CONTENT_TYPE = CARRIER_C_CONTENT_TYPE;
 
-/** Voice event `status` → our call status. Statuses not listed (human, machine…) carry no change. */
+/** Voice event `status` → our call status (human and machine are the machine detection's verdicts). */
 const CALL_STATUSES: Record<string, CallStatus> = {
   started: 'queued',
   ringing: 'ringing',
@@ -105,6 +105,10 @@ export class CarrierCAdapter implements CarrierAdapter {
       event_url: [request.statusCallbackUrl],
       event_method: 'POST',
     };
+    // Advanced machine detection, beside the stream: an event `status: human|machine`, then on a
+    // machine `status: machine, sub_state: beep_start` when its beep sounds (`beep_timeout` if none).
+    if (request.detectMachine)
+      body.advanced_machine_detection = { behavior: 'continue', mode: 'detect_beep' };
     if (request.timeoutSeconds !== undefined) {
       const [min, max] = RINGING_TIMER_RANGE;
       body.ringing_timer = Math.min(max, Math.max(min, Math.round(request.timeoutSeconds)));
@@ -140,8 +144,18 @@ export class CarrierCAdapter implements CarrierAdapter {
   }
 
   /** Plays DTMF tones into the call (`digits`: 0-9, *, #, and `p` for a 500 ms pause). */
+  /** Keys 0-9, * and #; our `w` (a 0.5 s pause) is carrier_c's `p`. It has no A-D. */
   async sendDtmf(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void> {
-    await this.#request(credentials, 'PUT', `/v1/calls/${encodeURIComponent(callSid)}/dtmf`, { digits });
+    if (!/^[0-9*#w]{1,100}$/.test(digits)) {
+      throw new ProviderError('carrier_c plays only the keys 0-9, * and #', {
+        provider: PROVIDER,
+        retryable: false,
+        code: 'invalid_digits',
+      });
+    }
+    await this.#request(credentials, 'PUT', `/v1/calls/${encodeURIComponent(callSid)}/dtmf`, {
+      digits: digits.replaceAll('w', 'p'),
+    });
   }
 
   async sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage> {
@@ -261,6 +275,19 @@ export class CarrierCAdapter implements CarrierAdapter {
     const callSid = text(fields.uuid);
     if (!callSid) return [];
     const status = text(fields.status);
+    if (status === 'human' || status === 'machine') {
+      const subState = text(fields.sub_state);
+      const greetingEnded =
+        subState === 'beep_start' ? 'beep' : subState === 'beep_timeout' ? 'other' : undefined;
+      return [
+        {
+          kind: 'machine_detection',
+          callSid,
+          answeredBy: status,
+          ...(greetingEnded ? { greetingEnded } : {}),
+        },
+      ];
+    }
     if (status) {
       const mapped = CALL_STATUSES[status];
       if (!mapped) return [];

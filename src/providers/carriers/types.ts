@@ -30,7 +30,12 @@ export interface PlaceCallRequest {
   stream: MediaStreamTarget;
   /** Seconds to ring before giving up. */
   timeoutSeconds?: number;
-  /** Ask the carrier to tell a person from an answering machine (campaign calls: `voicemail`). */
+  /**
+   * Ask the carrier to tell a person from an answering machine, asynchronously (the stream starts at
+   * once), and to report the end of a machine's greeting (its beep) too: campaign calls and
+   * `/calls/initiate` when the assistant's voicemail detection is on. The verdict comes as a
+   * `machine_detection` event to `statusCallbackUrl`.
+   */
   detectMachine?: boolean;
 }
 
@@ -78,6 +83,21 @@ export type CarrierEvent =
       /** Who answered, when the carrier's answering-machine detection ran. */
       answeredBy?: 'human' | 'machine';
     }
+  /**
+   * The carrier's answering-machine detection, asynchronous: who answered, and (on a machine) that its
+   * greeting has ended — the beep, or the silence after it — so a message left now is recorded. A
+   * carrier may say both in one callback (carrier_a's `machine_end_beep`) or in two (carrier_b's
+   * detection, then its greeting end; carrier_c's `machine`, then `beep_start`).
+   */
+  | {
+      kind: 'machine_detection';
+      callSid: string;
+      /** Our call id when the carrier echoes client state. */
+      callId?: number;
+      answeredBy?: 'human' | 'machine';
+      /** How the greeting ended, when it has: `beep`, or `other` (silence, the carrier could not tell). */
+      greetingEnded?: 'beep' | 'other';
+    }
   | { kind: 'inbound_call'; callSid: string; from: string; to: string }
   | { kind: 'message_status'; messageId: string; status: MessageStatus; error?: string }
   | {
@@ -124,7 +144,10 @@ export interface CarrierAdapter {
   hangUp(credentials: CarrierCredentials, callSid: string): Promise<void>;
   /** Moves a live call to another number. */
   transfer(credentials: CarrierCredentials, callSid: string, to: string): Promise<void>;
-  /** Plays DTMF digits (`0-9`, `*`, `#`, `A-D`) into a live call (carrier_b's command, carrier_c's REST call). */
+  /**
+   * Plays DTMF digits (`0-9`, `*`, `#`, `A-D`; `w` pauses 0.5 s) into a live call (carrier_b's
+   * command, carrier_c's REST call); a ProviderError `invalid_digits` for keys the carrier cannot play.
+   */
   sendDtmf?(credentials: CarrierCredentials, callSid: string, digits: string): Promise<void>;
   sendMessage(credentials: CarrierCredentials, request: SendMessageRequest): Promise<SentMessage>;
   /** Asks the carrier whether the credentials work; never throws for a refusal (valid: false). */

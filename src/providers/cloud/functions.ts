@@ -1,13 +1,19 @@
 /**
  * Cloud functions: lists the functions a customer's cloud account holds, so that function tools can
- * be configured. One small interface; the adapter speaks the Lambda API through the official SDK
+ * be configured, and invokes one synchronously when a call's model uses such a tool. One small
+ * interface; the adapter speaks the Lambda API through the official SDK
  * (`@aws-sdk/client-lambda` v3), at the public endpoint of the region or at the configured
  * `LAMBDA_ENDPOINT_URL` (the local simulator in tests and development). Credentials are passed per
  * call and live only as long as the call: no client, cache or log line keeps them.
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { type FunctionConfiguration, LambdaClient, paginateListFunctions } from '@aws-sdk/client-lambda';
+import {
+  type FunctionConfiguration,
+  InvokeCommand,
+  LambdaClient,
+  paginateListFunctions,
+} from '@aws-sdk/client-lambda';
 import { ProviderError } from '../errors.js';
 
 const PROVIDER = 'cloud_functions';
@@ -39,6 +45,8 @@ export type CloudFailure =
   | 'access_denied'
   /** The caller's signal aborted the listing (its time was up). */
   | 'aborted'
+  /** The function to invoke does not exist in the account and region. */
+  | 'not_found'
   /** Anything else: the service failed, could not be reached, or answered something unreadable. */
   | 'failed';
 
@@ -57,6 +65,14 @@ export class CloudFunctionsError extends ProviderError {
   }
 }
 
+/** What a synchronous invocation answered. */
+export interface Invocation {
+  /** The function's result as its JSON text (its error's, when it failed). */
+  payload: string;
+  /** Set when the function itself failed (`Unhandled`: it threw or timed out; `Handled`). */
+  functionError?: string;
+}
+
 export interface CloudFunctions {
   /** Every function of the account in `region`, all pages read. Throws CloudFunctionsError. */
   list(
@@ -64,6 +80,17 @@ export interface CloudFunctions {
     region: string,
     options: { signal: AbortSignal },
   ): Promise<CloudFunction[]>;
+  /**
+   * Runs `functionName` with `payload` as its event and waits for its result (RequestResponse); tried
+   * once, since a function may do something twice. Throws CloudFunctionsError when it could not run.
+   */
+  invoke(
+    credentials: CloudCredentials,
+    region: string,
+    functionName: string,
+    payload: unknown,
+    options: { signal: AbortSignal },
+  ): Promise<Invocation>;
 }
 
 /** Error names of the cloud that mean the credentials themselves are wrong. */
@@ -107,24 +134,61 @@ export class LambdaFunctions implements CloudFunctions {
     this.#pageSize = options.pageSize ?? 50;
   }
 
-  async list(
-    credentials: CloudCredentials,
-    region: string,
-    options: { signal: AbortSignal },
-  ): Promise<CloudFunction[]> {
-    // A client per call: SDK clients hold their credentials, and these belong to this call only.
-    // Everything the SDK would otherwise read from the environment or ~/.aws is pinned here.
-    const client = new LambdaClient({
+  /**
+   * A client per call: SDK clients hold their credentials, and these belong to this call only.
+   * Everything the SDK would otherwise read from the environment or ~/.aws is pinned here.
+   */
+  #client(credentials: CloudCredentials, region: string, maxAttempts: number): LambdaClient {
+    return new LambdaClient({
       region,
       ...(this.#endpoint ? { endpoint: this.#endpoint } : {}),
       credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey },
-      maxAttempts: this.#maxAttempts,
+      maxAttempts,
       retryMode: 'standard',
       useFipsEndpoint: false,
       useDualstackEndpoint: false,
       ignoreConfiguredEndpointUrls: true,
       requestHandler: { httpAgent: this.#httpAgent, httpsAgent: this.#httpsAgent, connectionTimeout: 5_000 },
     });
+  }
+
+  async invoke(
+    credentials: CloudCredentials,
+    region: string,
+    functionName: string,
+    payload: unknown,
+    options: { signal: AbortSignal },
+  ): Promise<Invocation> {
+    const client = this.#client(credentials, region, 1);
+    try {
+      const answer = await client.send(
+        new InvokeCommand({
+          FunctionName: functionName,
+          InvocationType: 'RequestResponse',
+          Payload: Buffer.from(JSON.stringify(payload ?? null)),
+        }),
+        { abortSignal: options.signal },
+      );
+      const text = answer.Payload ? Buffer.from(answer.Payload).toString('utf8') : '';
+      return { payload: text, ...(answer.FunctionError ? { functionError: answer.FunctionError } : {}) };
+    } catch (error) {
+      const sdk = (error ?? {}) as SdkError;
+      if (sdk.name === 'ResourceNotFoundException') {
+        throw new CloudFunctionsError('not_found', `No function ${functionName} in ${region}`, {
+          status: sdk.$metadata?.httpStatusCode,
+          code: sdk.name,
+        });
+      }
+      throw translate(error, options.signal);
+    }
+  }
+
+  async list(
+    credentials: CloudCredentials,
+    region: string,
+    options: { signal: AbortSignal },
+  ): Promise<CloudFunction[]> {
+    const client = this.#client(credentials, region, this.#maxAttempts);
     const functions: CloudFunction[] = [];
     try {
       const pages = paginateListFunctions(

@@ -5,7 +5,7 @@
  * completions and the messages API adapters, whose vendors quote refused keys and send
  * `retry-after` alike.
  */
-import { ProviderError } from '../errors.js';
+import { isRetryableStatus, ProviderError } from '../errors.js';
 
 /** How much of an error answer is read: enough for the vendor's JSON error, never a whole page. */
 const ERROR_BODY_LIMIT = 8_192;
@@ -85,6 +85,37 @@ export function describeErrorBody(text: string): { message?: string; code?: stri
     type: typeof type === 'string' ? type : undefined,
   };
 }
+
+/**
+ * The error for a vendor's refusal (a non-2xx answer): retryable by its status unless the vendor's
+ * error says the account is spent (`spent`), with the vendor's code and retry-after. A refused key
+ * (401, 403) may be quoted back in the vendor's message, so that message stays out of ours; any other
+ * message is kept with the key masked.
+ */
+export async function refusalError(
+  provider: string,
+  response: Response,
+  apiKey: string | null,
+  spent: (described: { code?: string; type?: string }) => boolean,
+): Promise<ProviderError> {
+  const described = describeErrorBody(await readLimited(response));
+  const message = response.status === 401 || response.status === 403 ? undefined : described.message;
+  const retryable = isRetryableStatus(response.status) && !spent(described);
+  return new ProviderError(
+    `${provider} answered ${response.status}${message ? `: ${withoutSecrets(message, apiKey)}` : ''}`,
+    {
+      provider,
+      retryable,
+      status: response.status,
+      code: described.code ?? described.type,
+      retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
+    },
+  );
+}
+
+/** Out of credit, in the chat completions dialect (a 429 that waiting does not cure). */
+export const quotaExhausted = (described: { code?: string; type?: string }): boolean =>
+  described.code === 'insufficient_quota' || described.type === 'insufficient_quota';
 
 /**
  * The failures every streamed answer can have, the same whatever the dialect: all worth another

@@ -13,15 +13,8 @@
  * the user's (a call's history starts with the greeting); a tool result whose call fell out of the
  * history window is dropped, as the API refuses a result without its call.
  */
-import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
-import {
-  answerErrors,
-  describeErrorBody,
-  parseJson,
-  readLimited,
-  retryAfterSeconds,
-  withoutSecrets,
-} from './http-answer.js';
+import type { ProviderError, RequestTiming } from '../errors.js';
+import { answerErrors, parseJson, refusalError } from './http-answer.js';
 import { MessagesEventAssembler } from './messages-events.js';
 import { wireParameters } from './parameters.js';
 import { SseReader } from './sse.js';
@@ -157,21 +150,12 @@ export class MessagesApiAdapter implements LlmAdapter {
     return headers;
   }
 
-  async #refusal(response: Response, apiKey: string | null): Promise<ProviderError> {
-    const described = describeErrorBody(await readLimited(response));
-    // A refused key may be quoted back in the vendor's message: that message stays out of ours.
-    const message = response.status === 401 || response.status === 403 ? undefined : described.message;
-    const spent = described.code !== undefined && SPEND_LIMIT_CODES.has(described.code);
-    const retryable = isRetryableStatus(response.status) && !spent;
-    return new ProviderError(
-      `${this.provider} answered ${response.status}${message ? `: ${withoutSecrets(message, apiKey)}` : ''}`,
-      {
-        provider: this.provider,
-        retryable,
-        status: response.status,
-        code: described.code ?? described.type,
-        retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
-      },
+  #refusal(response: Response, apiKey: string | null): Promise<ProviderError> {
+    return refusalError(
+      this.provider,
+      response,
+      apiKey,
+      (described) => described.code !== undefined && SPEND_LIMIT_CODES.has(described.code),
     );
   }
 }

@@ -6,15 +6,8 @@
  * complete only then. Failures become ProviderErrors that say whether trying again (the next key, the
  * fallback provider) may help: a rate limit may, an exhausted quota or a wrong key will not.
  */
-import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
-import {
-  answerErrors,
-  describeErrorBody,
-  parseJson,
-  readLimited,
-  retryAfterSeconds,
-  withoutSecrets,
-} from './http-answer.js';
+import type { ProviderError, RequestTiming } from '../errors.js';
+import { answerErrors, parseJson, quotaExhausted, refusalError } from './http-answer.js';
 import { ChatChunkAssembler } from './openai-chat-chunks.js';
 import { wireParameters } from './parameters.js';
 import { SseReader } from './sse.js';
@@ -136,23 +129,8 @@ export class OpenAiChatAdapter implements LlmAdapter {
   }
 
   /** The error for an answer that is not a stream: retryable or not by its status and the vendor's code. */
-  async #refusal(response: Response, apiKey: string | null): Promise<ProviderError> {
-    const described = describeErrorBody(await readLimited(response));
-    const { code, type } = described;
-    // A refused key is quoted back in the vendor's message: that message stays out of ours.
-    const message = response.status === 401 || response.status === 403 ? undefined : described.message;
-    const quotaExhausted = code === 'insufficient_quota' || type === 'insufficient_quota';
-    const retryable = isRetryableStatus(response.status) && !quotaExhausted;
-    return new ProviderError(
-      `${this.provider} answered ${response.status}${message ? `: ${withoutSecrets(message, apiKey)}` : ''}`,
-      {
-        provider: this.provider,
-        retryable,
-        status: response.status,
-        code: code ?? type,
-        retryAfterSeconds: retryable ? retryAfterSeconds(response.headers) : undefined,
-      },
-    );
+  #refusal(response: Response, apiKey: string | null): Promise<ProviderError> {
+    return refusalError(this.provider, response, apiKey, quotaExhausted);
   }
 }
 

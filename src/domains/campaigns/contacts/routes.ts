@@ -17,11 +17,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { access } from '../../../http/access.js';
 import { principalOf } from '../../../http/auth.js';
+import { acceptFormField, refusedFilePart } from '../../../http/multipart-form.js';
 import { PageQuery, PaginationOut, pageOf, paginationView } from '../../../http/pagination.js';
 import { errors } from '../../../http/responses.js';
 import { IdParam } from '../../../http/schemas.js';
 import type { App } from '../../../http/types.js';
-import { nulIssues } from '../../../lib/nul.js';
 import { Nullable } from '../../../lib/schema.js';
 import {
   badRequest,
@@ -242,15 +242,7 @@ async function receiveForm(
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          issues.push({
-            loc: ['body', part.fieldname],
-            msg: 'The file goes in a field named "file"',
-            type: 'extra_forbidden',
-          });
-          continue;
-        }
+        if (refusedFilePart(part, issues)) continue;
         const target = path.join(directory, 'upload');
         await pipeline(part.file, createWriteStream(target));
         if (part.file.truncated) throw fileTooLarge(maxBytes);
@@ -259,19 +251,8 @@ async function receiveForm(
           filename: part.filename ?? '',
           mimetype: part.mimetype ?? '',
         };
-      } else if (!FORM_FIELDS.has(part.fieldname)) {
-        issues.push({
-          loc: ['body', part.fieldname],
-          msg: 'Extra inputs are not permitted',
-          type: 'extra_forbidden',
-        });
-      } else if (part.valueTruncated) {
-        issues.push({ loc: ['body', part.fieldname], msg: 'The value is too long', type: 'string_too_long' });
       } else {
-        const value = String(part.value);
-        const nul = nulIssues(value, ['body', part.fieldname]);
-        if (nul.length > 0) issues.push(...nul);
-        else fields[part.fieldname] = value;
+        acceptFormField(part, FORM_FIELDS, fields, issues);
       }
     }
   } catch (error) {

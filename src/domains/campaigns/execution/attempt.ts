@@ -131,8 +131,9 @@ export async function runAttempt(
     await announceProgress(tx, tenant.organizationId, campaign.id);
     return row;
   });
-  // A refusal fails the call, and the call's listener (callFinished) finishes the attempt.
-  if (call) await deps.calls.dial(tenant, call, sender.credentials, { detectMachine: true });
+  // A refusal fails the call, and the call's listener (callFinished) finishes the attempt. The carrier
+  // detects answering machines (the `voicemail` outcome) as the assistant's voicemail settings say.
+  if (call) await deps.calls.dial(tenant, call, sender.credentials);
 }
 
 /**

@@ -63,6 +63,7 @@ import type { AttemptOutcome } from './outcomes.js';
 import { CampaignSenders } from './sender.js';
 import { callFinished, finishAttempt, messageSettled } from './settlement.js';
 import * as store from './store.js';
+import { keepVoiceAnalytics } from './voice-analytics.js';
 
 export type { ExecutorOptions, NextRun };
 
@@ -202,6 +203,23 @@ export class CampaignExecutor {
   /** A campaign message was accepted, refused or cancelled: its attempt finishes with it. */
   messageSettled(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: MessageRow): Promise<void> {
     return messageSettled(tx, jobs, tenant, message);
+  }
+
+  /**
+   * A campaign call's analysis completed: its execution keeps the sentiment and summary as
+   * `execution_data.voice_analytics`, in the transaction that stores the analysis.
+   */
+  callAnalyzed(
+    tx: Executor,
+    tenant: Tenant,
+    analysis: { sentimentScore: number | null; sentiment: string | null; summary: string | null },
+    call: CallRow,
+  ): Promise<void> {
+    return keepVoiceAnalytics(tx, tenant, call, {
+      sentiment_score: analysis.sentimentScore,
+      sentiment: analysis.sentiment,
+      summary: analysis.summary,
+    });
   }
 
   /** Records an attempt's outcome and moves its contact on (`finishAttempt` in settlement.ts). */

@@ -14,6 +14,7 @@
 import type { Db } from '../../../db/client.js';
 import { FINAL_CALL_STATUSES } from '../../../db/schema/telephony.js';
 import { Tenant } from '../../../db/tenant.js';
+import { Periodic } from '../../../lib/periodic.js';
 import type { Carriers } from '../../../providers/carriers/index.js';
 import { isCarrierId } from '../../../providers/carriers/index.js';
 import type { CallSnapshot } from '../../../providers/carriers/types.js';
@@ -29,8 +30,7 @@ import { sweepQueries } from './recovery-store.js';
 import * as store from './store.js';
 
 export class CampaignRecovery {
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  readonly #periodic: Periodic;
 
   constructor(
     private readonly deps: {
@@ -45,27 +45,20 @@ export class CampaignRecovery {
       sweepIntervalSeconds: number;
       recoverAfterSeconds: number;
     },
-  ) {}
+  ) {
+    this.#periodic = new Periodic(() => this.sweep(), {
+      intervalSeconds: deps.sweepIntervalSeconds,
+      onError: (error) => deps.log.error({ err: error }, 'campaign sweep failed'),
+    });
+  }
 
   /** Sweeps now and then every interval, until stop(). */
   start(): void {
-    if (this.#timer) return;
-    const tick = () => {
-      this.#running ??= this.sweep()
-        .catch((error) => this.deps.log.error({ err: error }, 'campaign sweep failed'))
-        .finally(() => {
-          this.#running = undefined;
-        });
-    };
-    this.#timer = setInterval(tick, this.deps.sweepIntervalSeconds * 1000);
-    this.#timer.unref();
-    tick();
+    this.#periodic.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
+    await this.#periodic.stop();
   }
 
   async sweep(): Promise<void> {
