@@ -93,6 +93,35 @@ describe('defaults', () => {
     expect(loadConfig({ ALLOW_PRIVATE_TARGETS: 'false' }).allowPrivateTargets).toBe(false);
   });
 
+  it('listens for SIP beside HTTP, on 5060 with RTP on 10000–20000, TLS only with a certificate', () => {
+    expect(loadConfig({}).sip).toEqual({
+      enabled: true,
+      host: '127.0.0.1',
+      port: 5060,
+      publicHost: '127.0.0.1',
+      rtpPorts: { min: 10000, max: 20000 },
+    });
+    const sip = loadConfig({
+      HOST: '0.0.0.0',
+      SIP_PUBLIC_HOST: '203.0.113.7',
+      SIP_PORT: '5080',
+      RTP_PORT_MIN: '40000',
+      RTP_PORT_MAX: '40099',
+      SIP_TLS_PORT: '5061',
+      SIP_TLS_CERT_FILE: '/etc/sb/cert.pem',
+      SIP_TLS_KEY_FILE: '/etc/sb/key.pem',
+      SIP_ENABLED: 'false',
+    }).sip;
+    expect(sip).toEqual({
+      enabled: false,
+      host: '0.0.0.0',
+      port: 5080,
+      publicHost: '203.0.113.7',
+      rtpPorts: { min: 40000, max: 40099 },
+      tls: { port: 5061, certFile: '/etc/sb/cert.pem', keyFile: '/etc/sb/key.pem' },
+    });
+  });
+
   it('reads valid values, including the edges of each range', () => {
     const config = loadConfig({
       PORT: '0',
@@ -235,6 +264,12 @@ describe('bad values', () => {
     ['TRUST_PROXY', '10.0.0.1, proxy.internal'],
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', '10.0.0.0/8/1'],
+    ['SIP_ENABLED', 'perhaps'],
+    ['SIP_PORT', '65536'],
+    ['RTP_PORT_MIN', '10001'],
+    ['RTP_PORT_MIN', '80'],
+    ['RTP_PORT_MAX', '10000'],
+    ['SIP_TLS_PORT', '5061'],
   ];
 
   for (const [name, value] of cases) {

@@ -131,10 +131,29 @@ describe('PUT /api/v1/organization', () => {
         'sip_domain',
       ]);
       expectValidation(
-        await putOrg(admin.headers, { sip_trunk_config: { sip_domain: 'x.example.com', port: 5060 } }),
-        ['body', 'sip_trunk_config', 'port'],
+        await putOrg(admin.headers, { sip_trunk_config: { sip_domain: 'x.example.com', proxy: 'p.example.com' } }),
+        ['body', 'sip_trunk_config', 'proxy'],
         'extra_forbidden',
       );
+      expectValidation(
+        await putOrg(admin.headers, { sip_trunk_config: { sip_domain: 'x.example.com', port: 70000 } }),
+        ['body', 'sip_trunk_config', 'port'],
+      );
+      expectValidation(
+        await putOrg(admin.headers, { sip_trunk_config: { sip_domain: 'x.example.com', transport: 'sctp' } }),
+        ['body', 'sip_trunk_config', 'transport'],
+      );
+    });
+
+    it('SIP trunk inbound addresses that are not addresses or CIDR blocks, naming the entry', async () => {
+      for (const bad of ['999.1.1.1', '10.0.0.0/33', '2001:db8::/129', '1.2.3.4/8/8', '::g']) {
+        expectValidation(
+          await putOrg(admin.headers, {
+            sip_trunk_config: { sip_domain: 'x.example.com', inbound_addresses: ['192.0.2.10', bad] },
+          }),
+          ['body', 'sip_trunk_config', 'inbound_addresses', 1],
+        );
+      }
     });
 
     it('an unknown time zone in settings.default_timezone', async () => {

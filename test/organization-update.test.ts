@@ -173,6 +173,19 @@ describe('PUT /api/v1/organization', () => {
     ]);
     expect(JSON.stringify(rows)).not.toContain(password);
 
+    // How the trunk is reached and who may call in: kept in clear with the domain.
+    const reach = {
+      sip_domain: 'trunk.example.com',
+      port: 5080,
+      transport: 'tcp',
+      inbound_addresses: ['192.0.2.10', '198.51.100.0/24', '2001:db8::/32'],
+      register: true,
+      password,
+    };
+    const reached = await putOrg(admin.headers, { sip_trunk_config: reach });
+    expect(reached.statusCode, reached.body).toBe(200);
+    expect(reached.json().sip_trunk_config).toEqual({ ...reach, username: 'sb-user', password: masked(password) });
+
     const removed = await putOrg(admin.headers, { sip_trunk_config: null });
     expect(removed.statusCode, removed.body).toBe(200);
     expect(removed.json().sip_trunk_config).toBeNull();

@@ -92,6 +92,29 @@ const OrganizationUpdateIn = Type.Object({
           inbound_enabled: Type.Optional(Type.Boolean()),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
           password: Type.Optional(Secret('SIP password')),
+          port: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 65535,
+              description: 'The trunk’s SIP port; 5060 (5061 over TLS)',
+            }),
+          ),
+          transport: Type.Optional(literalUnion(['udp', 'tcp', 'tls'] as const)),
+          inbound_addresses: Type.Optional(
+            Type.Array(
+              Type.String({ minLength: 2, maxLength: 49, pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }),
+              {
+                maxItems: 32,
+                description:
+                  'Addresses (IPv4/IPv6, or CIDR blocks) inbound calls may come from without credentials; none: the addresses sip_domain resolves to',
+              },
+            ),
+          ),
+          register: Type.Optional(
+            Type.Boolean({
+              description: 'Register with the trunk (username and password) and keep the registration fresh',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),

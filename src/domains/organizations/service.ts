@@ -2,6 +2,7 @@
  * The caller's organization: creation (with the one-time trial credits), settings, provider
  * credentials (sealed at rest, masked when shown), and how ready it is to take calls.
  */
+import { isIP } from 'node:net';
 import type { Db, Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 import { randomBase62 } from '../../lib/crypto.js';
@@ -46,10 +47,23 @@ export interface OrganizationUpdate {
     inbound_enabled?: boolean;
     username?: string;
     password?: string;
+    port?: number;
+    transport?: 'udp' | 'tcp' | 'tls';
+    inbound_addresses?: string[];
+    register?: boolean;
   } | null;
   carriers?: Partial<Record<(typeof CARRIERS)[number], Credential | null>>;
   /** The cloud account function tools run in ({access_key, secret_key, region?}); null removes it. */
   cloudFunctions?: Credential | null;
+}
+
+/** An IPv4/IPv6 address, or a CIDR block (`203.0.113.0/24`, `2001:db8::/32`). */
+function isAddressBlock(text: string): boolean {
+  const [address = '', prefix, ...rest] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 function slugify(name: string): string {
@@ -204,6 +218,13 @@ export class OrganizationService {
         credentialChanges.set('cloud_functions', update.cloudFunctions);
       if (update.sipTrunkConfig !== undefined) {
         const { username, password, ...plain } = update.sipTrunkConfig ?? {};
+        (plain.inbound_addresses ?? []).forEach((address, index) => {
+          if (!isAddressBlock(address))
+            throw invalidField(
+              ['body', 'sip_trunk_config', 'inbound_addresses', index],
+              'Not an IPv4 or IPv6 address, or a CIDR block of one',
+            );
+        });
         changes.sipTrunkConfig = update.sipTrunkConfig === null ? null : plain;
         const secret = Object.fromEntries(
           Object.entries({ username, password }).filter(([, v]) => v !== undefined),
