@@ -7,7 +7,7 @@
 import type { MessageStatus } from '../../db/schema/messaging.js';
 import type { CallStatus } from '../../db/schema/telephony.js';
 import type { AudioFormat } from '../../voice/audio.js';
-import type { CarrierId } from '../ids.js';
+import type { CarrierId, TelephonyProvider } from '../ids.js';
 import type { MediaHandshake, MediaStreamTarget } from './media.js';
 
 /** The carrier ids are named in `providers/ids.ts`; the contract speaks of them by this name too. */
@@ -139,7 +139,8 @@ export interface CallSnapshot {
 }
 
 export interface CarrierAdapter {
-  readonly id: CarrierId;
+  /** A carrier's id, or `sip_trunk` for the organization's own trunk (`sip-trunk.ts`). */
+  readonly id: TelephonyProvider;
   placeCall(credentials: CarrierCredentials, request: PlaceCallRequest): Promise<PlacedCall>;
   hangUp(credentials: CarrierCredentials, callSid: string): Promise<void>;
   /** Moves a live call to another number. */
