@@ -342,6 +342,61 @@ describe('an RTP session', () => {
     expect(stats.jitterMs).toBeGreaterThan(0);
   });
 
+  it('on hold sends nothing, yet plays its queue on the clock: marks fire, audio still comes in', async () => {
+    const timers = new FakeTimers(1000);
+    const far = await raw();
+    const near = await session(timers, far.port, { media: { direction: 'recvonly', hold: true } });
+    near.session.media(speech(320, 3));
+    near.session.mark('said');
+    for (let sequence = 0; sequence < 5; sequence++) {
+      await far.send(audioPacket(sequence, speech(160, sequence)), near.port);
+      await waitFor(() => near.session.stats().packetsReceived === sequence + 1);
+      await run(timers, 20);
+    }
+    await run(timers, 100);
+    // Marks still say when the audio would have played: the runtime behaves the same on hold.
+    expect(near.marks.map((m) => m.name)).toEqual(['said']);
+    expect(trimmed(concat(near.audio))).toHaveLength(5 * 160);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(far.rtp).toEqual([]);
+    expect(near.session.stats().packetsSent).toBe(0);
+  });
+
+  it('gives an exception from a callback to onError and goes on', async () => {
+    const timers = new FakeTimers(1000);
+    const far = await raw();
+    let frames = 0;
+    const near = await session(timers, far.port, {
+      onAudio: () => {
+        frames += 1;
+        throw new Error(`frame ${frames} refused`);
+      },
+      onDigit: () => {
+        throw new Error('no keys here');
+      },
+    });
+    for (let sequence = 0; sequence < 4; sequence++) {
+      await far.send(audioPacket(sequence, speech(160, sequence)), near.port);
+      await waitFor(() => near.session.stats().packetsReceived === sequence + 1);
+      await run(timers, 20);
+    }
+    const key = encodeRtp({
+      payloadType: 101,
+      sequence: 4,
+      timestamp: 9999,
+      ssrc: 0x5eed,
+      payload: Uint8Array.of(1, 10, 0, 160),
+    });
+    await far.send(key, near.port);
+    await waitFor(() => near.session.stats().packetsReceived === 5);
+    await run(timers, 100);
+    expect(frames).toBeGreaterThanOrEqual(5);
+    const messages = near.errors.map((error) => (error as Error).message);
+    expect(messages.filter((m) => m === 'no keys here')).toHaveLength(1);
+    expect(messages.filter((m) => m.endsWith('refused'))).toHaveLength(frames);
+    expect(messages).toHaveLength(frames + 1);
+  });
+
   it('ignores garbage on both ports without a throw', async () => {
     const timers = new FakeTimers(1000);
     const far = await raw();

@@ -7,7 +7,8 @@
  * Choices that matter with real trunks:
  * - We send all the time: a packet of codec silence every packet time when there is nothing to say.
  *   Trunks and session border controllers judge a stream dead without packets, NATs forget a quiet
- *   mapping, and a far jitter buffer that starves re-buffers at every talk spurt; silence costs 8 kB/s.
+ *   mapping, and a far jitter buffer that starves re-buffers at every talk spurt; silence costs 8 kB/s of
+ *   payload.
  *   Timestamps advance 160 per 20 ms across it (RFC 3550 §5.1), sequence numbers by one a packet.
  * - Symmetric RTP (RFC 4961, "comedia"): a trunk behind NAT sends from an address other than its SDP
  *   one and only hears us there, so we latch onto the source of the first valid packet and send there;
@@ -26,16 +27,8 @@ import type { AudioFormat } from '../voice/audio.js';
 import { ALAW_8K, MULAW_8K, silence } from '../voice/audio.js';
 import { dtmfAudio } from '../voice/dtmf-tones.js';
 import { JitterBuffer } from './jitter-buffer.js';
-import {
-  decodeRtcp,
-  encodeRtcpBye,
-  encodeRtcpReport,
-  ntpMiddle,
-  type ReceptionCounts,
-  type ReportBlock,
-  reportBlock,
-  type SenderInfo,
-} from './rtcp.js';
+import type { SenderInfo } from './rtcp.js';
+import { type RemoteReport, RtcpReporter } from './rtcp-reporter.js';
 import { decodeRtp, randomUint32 } from './rtp.js';
 import { KeyReceiver, KeySender } from './rtp-events.js';
 import { type PacerFrame, type PacerTimers, RtpPacer, systemTimers } from './rtp-pacer.js';
@@ -46,15 +39,7 @@ import type { NegotiatedMedia } from './sdp.js';
 export const RTCP_INTERVAL_MS = 5000;
 const FRAME_MS = 20;
 
-/** How the far end receives our stream, from its last report block about us. */
-export interface RemoteReport {
-  /** Lost since its previous report, 0-1. */
-  fractionLost: number;
-  cumulativeLost: number;
-  jitterMs: number;
-  /** From the echo of our last SR (RFC 3550 §6.4.1), when it had one. */
-  roundTripMs?: number;
-}
+export type { RemoteReport } from './rtcp-reporter.js';
 
 export interface RtpSessionStats {
   /** RTP packets put on the wire (none on hold). */
@@ -124,7 +109,6 @@ export class RtpSession {
   readonly #keys: KeySender | null;
   readonly #keyReceiver = new KeyReceiver();
   readonly #jitter: JitterBuffer;
-  readonly #cname: string;
   readonly #canSend: boolean;
   #remote: Endpoint;
   #latched = false;
@@ -136,9 +120,7 @@ export class RtpSession {
   #received = 0;
   #rejected = 0;
   #reports = { sent: 0, received: 0 };
-  #remoteLoss: RemoteReport | undefined;
-  #lastSenderReport: { middle: number; arrivedMs: number } | undefined;
-  #previousReception: ReceptionCounts | undefined;
+  readonly #rtcp: RtcpReporter;
   #playoutEpoch = 0;
   #playoutTimer: unknown;
   #rtcpTimer: unknown;
@@ -159,7 +141,6 @@ export class RtpSession {
         ? null
         : new KeySender(media.telephoneEventPayloadType, { packetMs: media.ptime });
     this.#jitter = new JitterBuffer({ format: this.format, delayMs: options.playoutDelayMs });
-    this.#cname = options.cname ?? `${randomUint32().toString(16)}@switchboard`;
     this.#canSend =
       !media.hold &&
       (media.direction === 'sendrecv' || media.direction === 'sendonly') &&
@@ -178,6 +159,12 @@ export class RtpSession {
       send: (packet) => this.#sendRtp(packet),
     });
     this.ssrc = this.#pacer.ssrc;
+    this.#rtcp = new RtcpReporter({
+      ssrc: this.ssrc,
+      cname: options.cname ?? `${randomUint32().toString(16)}@switchboard`,
+      clockRate: this.format.sampleRate,
+      wallClock: options.wallClock ?? Date.now,
+    });
     this.#sockets.rtp.on('message', (data, source) => this.#guard(() => this.#receiveRtp(data, source)));
     this.#sockets.rtcp.on('message', (data, source) => this.#guard(() => this.#receiveRtcp(data, source)));
     this.#sockets.rtp.on('error', (error) => this.#report(error));
@@ -214,6 +201,7 @@ export class RtpSession {
 
   stats(): RtpSessionStats {
     const jitter = this.#jitter.stats;
+    const remoteLoss = this.#rtcp.remoteReport;
     return {
       packetsSent: this.#sent.packets,
       packetsReceived: this.#received,
@@ -223,7 +211,7 @@ export class RtpSession {
       rejected: this.#rejected,
       reportsSent: this.#reports.sent,
       reportsReceived: this.#reports.received,
-      ...(this.#remoteLoss ? { remoteLoss: { ...this.#remoteLoss } } : {}),
+      ...(remoteLoss ? { remoteLoss } : {}),
     };
   }
 
@@ -236,10 +224,11 @@ export class RtpSession {
   async close(reason?: string): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#queue.clear();
     this.#pacer.stop();
     this.#timers.clearTimeout(this.#playoutTimer);
     this.#timers.clearTimeout(this.#rtcpTimer);
-    const bye = encodeRtcpBye({ ssrc: this.ssrc, cname: this.#cname, sender: this.#senderInfo(), reason });
+    const bye = this.#rtcp.bye(this.#senderInfo(), reason);
     await new Promise<void>((resolve) => {
       if (isUnspecified(this.#remoteRtcp.address)) return resolve();
       this.#reports.sent += 1;
@@ -334,23 +323,8 @@ export class RtpSession {
     if (this.#closed) return;
     this.#scheduleRtcp();
     if (isUnspecified(this.#remoteRtcp.address)) return;
-    const reception = this.#jitter.reception();
-    const reports: ReportBlock[] = [];
-    if (reception) {
-      const last = this.#lastSenderReport;
-      const lastSenderReport = last
-        ? { middle: last.middle, delay: Math.round(((this.#timers.now() - last.arrivedMs) / 1000) * 65536) }
-        : undefined;
-      reports.push(reportBlock(reception, this.#previousReception, lastSenderReport));
-      this.#previousReception = reception;
-    }
+    const report = this.#rtcp.report(this.#timers.now(), this.#jitter.reception(), this.#senderInfo());
     this.#reports.sent += 1;
-    const report = encodeRtcpReport({
-      ssrc: this.ssrc,
-      cname: this.#cname,
-      sender: this.#senderInfo(),
-      reports,
-    });
     this.#sockets.rtcp.send(report, this.#remoteRtcp.port, this.#remoteRtcp.address, (error) => {
       if (error) this.#report(error);
     });
@@ -360,7 +334,7 @@ export class RtpSession {
   #senderInfo(): SenderInfo | undefined {
     if (this.#sent.packets === 0) return undefined;
     return {
-      ntpMs: this.#wallClock(),
+      ntpMs: (this.#options.wallClock ?? Date.now)(),
       rtpTimestamp: this.#pacer.timestampAt(this.#timers.now()),
       packetCount: this.#sent.packets,
       octetCount: this.#sent.octets,
@@ -368,47 +342,18 @@ export class RtpSession {
   }
 
   #receiveRtcp(data: Uint8Array, source: dgram.RemoteInfo): void {
-    const decoded = decodeRtcp(data);
-    if (!decoded.ok) return;
+    const reading = this.#rtcp.read(data, this.#timers.now());
+    if (!reading) return;
     this.#reports.received += 1;
     if (!this.#rtcpLatched) {
       this.#rtcpLatched = true;
       this.#remoteRtcp = { address: source.address, port: source.port };
     }
-    for (const packet of decoded.packets) {
-      if (packet.type === 'sr') {
-        this.#lastSenderReport = { middle: packet.sender.ntpMiddle, arrivedMs: this.#timers.now() };
-      }
-      if (packet.type === 'sr' || packet.type === 'rr') {
-        const block = packet.reports.find((report) => report.ssrc === this.ssrc);
-        if (block) this.#takeRemoteReport(block);
-      }
-      if (packet.type === 'bye') this.#options.onBye?.();
-    }
-  }
-
-  #takeRemoteReport(block: ReportBlock): void {
-    const report: RemoteReport = {
-      fractionLost: block.fractionLost / 256,
-      cumulativeLost: block.cumulativeLost,
-      jitterMs: (block.jitter * 1000) / this.format.sampleRate,
-    };
-    if (block.lastSenderReport !== 0) {
-      // RFC 3550 §6.4.1: A − LSR − DLSR, all in 1/65536 s, modulo 2^32.
-      const units =
-        (ntpMiddle(this.#wallClock()) - block.lastSenderReport - block.delaySinceLastSenderReport) | 0;
-      // A few units below zero are the rounding of the three NTP fractions, not a time machine.
-      if (units >= -16) report.roundTripMs = (Math.max(0, units) / 65536) * 1000;
-    }
-    this.#remoteLoss = report;
-    this.#options.onRemoteReport?.(report);
+    if (reading.remoteReport) this.#options.onRemoteReport?.(reading.remoteReport);
+    if (reading.bye) this.#options.onBye?.();
   }
 
   // --- helpers ----------------------------------------------------------------------------------
-
-  #wallClock(): number {
-    return (this.#options.wallClock ?? Date.now)();
-  }
 
   /** Runs a step of a socket handler or a timer: whatever it throws goes to `onError`. */
   #guard(step: () => void): void {
