@@ -397,6 +397,24 @@ describe('an RTP session', () => {
     expect(messages).toHaveLength(frames + 1);
   });
 
+  it('survives its sockets being closed under it, and closes all the same', async () => {
+    const timers = new FakeTimers(1000);
+    const far = await raw();
+    const pair = await ports.allocate();
+    const errors: unknown[] = [];
+    const near = new RtpSession({
+      sockets: pair,
+      media: mediaTo(far.port),
+      timers,
+      onError: (e) => errors.push(e),
+    });
+    await ports.release(pair);
+    timers.runUntil(timers.now() + 100);
+    expect(errors.length).toBeGreaterThan(0);
+    await near.close();
+    expect(timers.pending).toBe(0);
+  });
+
   it('ignores garbage on both ports without a throw', async () => {
     const timers = new FakeTimers(1000);
     const far = await raw();

@@ -231,8 +231,14 @@ export class RtpSession {
     const bye = this.#rtcp.bye(this.#senderInfo(), reason);
     await new Promise<void>((resolve) => {
       if (isUnspecified(this.#remoteRtcp.address)) return resolve();
-      this.#reports.sent += 1;
-      this.#sockets.rtcp.send(bye, this.#remoteRtcp.port, this.#remoteRtcp.address, () => resolve());
+      try {
+        this.#sockets.rtcp.send(bye, this.#remoteRtcp.port, this.#remoteRtcp.address, () => resolve());
+        this.#reports.sent += 1;
+      } catch (error) {
+        // The sockets were closed already (released before the session): nothing to say BYE with.
+        this.#report(error);
+        resolve();
+      }
     });
     await Promise.all([closeSocket(this.#sockets.rtp), closeSocket(this.#sockets.rtcp)]);
   }
@@ -251,11 +257,14 @@ export class RtpSession {
 
   #sendRtp(packet: Uint8Array): void {
     if (this.#canSend) {
-      this.#sockets.rtp.send(packet, this.#remote.port, this.#remote.address, (error) => {
-        if (error) this.#report(error);
+      // Guarded: a socket closed under us throws at once, and this runs in the pacer's timer.
+      this.#guard(() => {
+        this.#sockets.rtp.send(packet, this.#remote.port, this.#remote.address, (error) => {
+          if (error) this.#report(error);
+        });
+        this.#sent.packets += 1;
+        this.#sent.octets += packet.length - 12;
       });
-      this.#sent.packets += 1;
-      this.#sent.octets += packet.length - 12;
     }
     const marks = this.#dueMarks;
     this.#dueMarks = [];
