@@ -415,6 +415,34 @@ describe('an RTP session', () => {
     expect(timers.pending).toBe(0);
   });
 
+  it('speaks A-law under the payload type the far end chose, with A-law silence', async () => {
+    const timers = new FakeTimers(1000);
+    const far = await raw();
+    const media = {
+      codec: 'PCMA',
+      payloadType: 8,
+      receivePayloadTypes: { audio: 8, telephoneEvent: 101 },
+    } as const;
+    const near = await session(timers, far.port, { media });
+    near.session.media(speech(100, 1));
+    await far.send(
+      encodeRtp({ payloadType: 8, sequence: 1, timestamp: 0, ssrc: 1, payload: speech(160, 2) }),
+      near.port,
+    );
+    await far.send(
+      encodeRtp({ payloadType: 0, sequence: 2, timestamp: 160, ssrc: 1, payload: speech(160, 3) }),
+      near.port,
+    );
+    await waitFor(() => near.session.stats().packetsReceived + near.session.stats().rejected === 2);
+    await run(timers, 100, () => far.rtp.length === near.session.stats().packetsSent);
+    expect(near.session.stats()).toMatchObject({ packetsReceived: 1, rejected: 1 });
+    expect(far.rtp.every((r) => r.packet.payloadType === 8)).toBe(true);
+    expect(far.rtp[1]!.packet.payload.subarray(0, 100)).toEqual(speech(100, 1));
+    expect(far.rtp[1]!.packet.payload.subarray(100)).toEqual(new Uint8Array(60).fill(0xd5));
+    expect(far.rtp[0]!.packet.payload).toEqual(new Uint8Array(160).fill(0xd5));
+    expect(near.audio[0]).toEqual(speech(160, 2));
+  });
+
   it('ignores garbage on both ports without a throw', async () => {
     const timers = new FakeTimers(1000);
     const far = await raw();
