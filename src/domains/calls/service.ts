@@ -31,9 +31,10 @@ import { findRecording } from '../recordings/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { answeredByChange, detectsVoicemail } from './answered-by.js';
+import { callEventData, transcriptEventSegment } from './event-data.js';
 import { rollUpFinishedCall } from './rollups.js';
 import * as store from './store.js';
-import { type TranscriptSegmentRow, transcriptOf } from './transcripts.js';
+import { transcriptOf } from './transcripts.js';
 
 export interface InitiateCall {
   from_phone_number: string;
@@ -378,7 +379,11 @@ export class CallService {
       const updated = await store.updateCall(tx, tenant, callId, {
         status: event.status,
         callSid: call.callSid ?? event.callSid,
-        ...answeredByChange(call.callMeta, event.answeredBy),
+        ...withSipStatus(
+          answeredByChange(call.callMeta, event.answeredBy),
+          call.callMeta,
+          final && event.sip,
+        ),
         ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
         ...(final ? { endedAt: at, duration, cost } : {}),
         // The carrier's duration is what is billed, and its final stamp ends the call: the start is
@@ -389,6 +394,7 @@ export class CallService {
       await store.insertCallEvent(tx, tenant, callId, `call.${event.status}`, {
         call_sid: event.callSid,
         ...(duration !== null ? { duration } : {}),
+        ...(event.sip ? { sip_status: event.sip.status, sip_reason: event.sip.reason } : {}),
       });
       if (updated) await this.#emit(tx, jobs, tenant, updated, `call.${event.status}`);
       if (cost && cost > 0) {
@@ -410,32 +416,14 @@ export class CallService {
   }
 }
 
-/** A call as outgoing webhooks describe it. */
-export function callEventData(call: store.CallRow): Record<string, unknown> {
-  return {
-    call_id: call.id,
-    call_sid: call.callSid,
-    assistant_id: call.assistantId,
-    direction: call.direction,
-    status: call.status,
-    from_phone_number: call.fromPhoneNumber,
-    to_phone_number: call.toPhoneNumber,
-    customer_phone_number: call.customerPhoneNumber,
-    duration: call.duration,
-    cost: call.cost,
-    started_at: call.startedAt?.toISOString() ?? null,
-    ended_at: call.endedAt?.toISOString() ?? null,
-  };
-}
-
-/** A transcript segment as the end-of-call webhook carries it. */
-function transcriptEventSegment(segment: TranscriptSegmentRow): Record<string, unknown> {
-  return {
-    speaker: segment.speaker,
-    text: segment.text,
-    started_at: segment.startedAt.toISOString(),
-    ended_at: segment.endedAt.toISOString(),
-  };
+/** A trunk's refusal stays on the call that it ended: `sip_status` 486, `error` "Busy Here". */
+function withSipStatus(
+  change: { callMeta?: Record<string, unknown> },
+  callMeta: Record<string, unknown>,
+  sip: { status: number; reason: string } | false | undefined,
+): { callMeta?: Record<string, unknown> } {
+  if (!sip) return change;
+  return { callMeta: { ...(change.callMeta ?? callMeta), sip_status: sip.status, error: sip.reason } };
 }
 
 function render(field: string, template: string, variables: TemplateVariables) {

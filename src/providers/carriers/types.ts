@@ -82,6 +82,8 @@ export type CarrierEvent =
       at?: Date;
       /** Who answered, when the carrier's answering-machine detection ran. */
       answeredBy?: 'human' | 'machine';
+      /** A SIP trunk's final response that ended the call (486, 503…), and its reason phrase. */
+      sip?: { status: number; reason: string };
     }
   /**
    * The carrier's answering-machine detection, asynchronous: who answered, and (on a machine) that its
