@@ -6,7 +6,7 @@
  */
 import type { Tenant } from '../db/tenant.js';
 import type { MediaStreamStart } from '../providers/carriers/media.js';
-import type { CarrierId } from '../providers/ids.js';
+import type { TelephonyProvider } from '../providers/ids.js';
 
 export interface MediaSender {
   /** Audio for the caller, in the stream's format (any length; the runtime paces it). */
@@ -22,7 +22,7 @@ export interface MediaSender {
 export interface MediaConnection {
   callId: number;
   tenant: Tenant;
-  carrier: CarrierId;
+  carrier: TelephonyProvider;
   start: MediaStreamStart;
   send: MediaSender;
 }
