@@ -742,3 +742,76 @@ describe('dialog rules', () => {
     );
   });
 });
+
+describe('late and reliable', () => {
+  it('ACKs a 200 retransmitted after the INVITE transaction ended (the dialog answers it)', () => {
+    const { agent, run, clean, trunk } = world();
+    const a = agent(A);
+    const t = trunk();
+    const call = a.ua.invite(inviteTo(TRUNK));
+    run(10);
+    const invite = t.requests('INVITE')[0] as SipRequest;
+    const ok = trunkReply(invite, 200, ANSWER);
+    t.send(ok);
+    run(33_000); // timer M (64·T1) has ended the INVITE transaction
+    expect(a.ua.transactions).toBe(0);
+    t.send(ok);
+    run(10);
+    expect(t.requests('ACK')).toHaveLength(2);
+    void call.bye();
+    run(10);
+    t.send(buildResponse(t.requests('BYE')[0] as SipRequest, 200));
+    clean(a.ua);
+  });
+
+  it('answers a CANCEL for an INVITE already answered with 200 and changes nothing', () => {
+    const { agent, run, clean, trunk } = world();
+    const a = agent(A);
+    const t = trunk();
+    a.holder.onInvite = (call) => call.accept(ANSWER);
+    const request = trunkRequest('INVITE', {
+      callId: 'c2@trunk',
+      fromTag: 'tf',
+      cseq: 1,
+      branch: 'i9',
+      body: OFFER,
+    });
+    t.send(request);
+    run(10);
+    t.send({
+      ...request,
+      method: 'CANCEL',
+      headers: request.headers.map((h) => (h.name === 'CSeq' ? { name: 'CSeq', value: '1 CANCEL' } : h)),
+      body: Buffer.alloc(0),
+    });
+    run(10);
+    expect(t.responses('CANCEL').map((r) => r.status)).toEqual([200]);
+    const toTag = (a.calls[0] as IncomingCall).localTag;
+    t.send(trunkRequest('ACK', { callId: 'c2@trunk', fromTag: 'tf', toTag, cseq: 1, branch: 'a9' }));
+    run(10);
+    expect(a.ua.dialogs).toBe(1);
+    t.send(trunkRequest('BYE', { callId: 'c2@trunk', fromTag: 'tf', toTag, cseq: 2, branch: 'b9' }));
+    clean(a.ua);
+  });
+
+  it('over TCP sends nothing twice: no INVITE or 200 retransmissions', () => {
+    const { agent, net, run, clean } = world();
+    const a = agent(A);
+    const b = agent(B);
+    net.drop = (sent) => isRequest(sent.message) && sent.message.method === 'ACK';
+    b.holder.onInvite = (call) => call.accept(ANSWER);
+    const call = a.ua.invite(inviteTo(B, { transport: 'tcp' }));
+    const ended: unknown[] = [];
+    call.onEnded = (end) => ended.push(end);
+    run(40_000);
+    expect(net.requests('INVITE')).toHaveLength(1);
+    expect(net.statuses('INVITE')).toEqual([200]);
+    expect(net.requests('INVITE')[0]?.message.headers.find((h) => h.name === 'Contact')?.value).toContain(
+      ';transport=tcp',
+    );
+    // The ACK was lost, so the callee gave up after 64·T1 and hung up.
+    expect(ended).toEqual([{ by: 'remote', reason: 'bye' }]);
+    expect(net.requests('BYE').every((s) => s.transport === 'tcp')).toBe(true);
+    clean(a.ua, b.ua);
+  });
+});

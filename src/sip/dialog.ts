@@ -174,6 +174,25 @@ export function inDialogRequest(dialog: Dialog, method: string, options: InDialo
   };
 }
 
+/**
+ * The CANCEL for an INVITE we sent (§9.1): the INVITE's Request-URI, its one top Via (same branch),
+ * Route, From, To, Call-ID and CSeq number, with the method CANCEL.
+ */
+export function cancelFor(invite: SipRequest, userAgent?: string): SipRequest {
+  const copy = (name: string) => headers(invite, name).map((value) => ({ name, value }));
+  const fields: SipHeader[] = [
+    { name: 'Via', value: headers(invite, 'Via')[0] ?? '' },
+    ...copy('Route'),
+    { name: 'Max-Forwards', value: '70' },
+    ...copy('From'),
+    ...copy('To'),
+    ...copy('Call-ID'),
+    { name: 'CSeq', value: `${cseqOf(invite).seq} CANCEL` },
+  ];
+  if (userAgent !== undefined) fields.push({ name: 'User-Agent', value: userAgent });
+  return { method: 'CANCEL', uri: invite.uri, version: 'SIP/2.0', headers: fields, body: Buffer.alloc(0) };
+}
+
 const defaultPort = (transport: string) => (transport.toLowerCase() === 'tls' ? 5061 : 5060);
 
 /** Host and port of a SIP URI (default port by transport), e.g. where a request to it goes. */

@@ -8,6 +8,7 @@
 import { formatNameAddr } from './address.js';
 import { SipCall } from './call.js';
 import {
+  cancelFor,
   type Dialog,
   dialogDestination,
   dialogFromAnswer,
@@ -182,7 +183,7 @@ export class OutgoingCall extends SipCall {
     }
     const dialog = dialogFromAnswer(this.#invite, response, this.#transport);
     const ack = this.#ackFor(dialog);
-    this.#sendAck(ack);
+    this.#sendAck(ack, dialog);
     if (this.#answeredTag !== undefined || this.#phase !== 'calling' || this.#cancel) {
       // Another fork's answer, or one that raced our CANCEL: acknowledge it, then hang it up (§15).
       this.#byeWithout(dialog);
@@ -211,16 +212,8 @@ export class OutgoingCall extends SipCall {
     });
   }
 
-  #sendAck(ack: SipRequest): void {
-    const dialog = this.dialog;
-    const destination = dialog ? dialogDestination(dialog) : this.#ackDestination(ack);
-    this.core.sendDirect(ack, destination, this.#transport);
-  }
-
-  #ackDestination(ack: SipRequest): Peer {
-    const route = headers(ack, 'Route')[0];
-    const fake = { routeSet: route ? [route] : [], remoteTarget: ack.uri, transport: this.#transport };
-    return dialogDestination(fake as Dialog);
+  #sendAck(ack: SipRequest, dialog: Dialog | undefined = this.dialog): void {
+    if (dialog) this.core.sendDirect(ack, dialogDestination(dialog), this.#transport);
   }
 
   /** A BYE for a dialog we do not keep (a raced or forked answer). */
@@ -249,24 +242,7 @@ export class OutgoingCall extends SipCall {
   #sendCancel(): void {
     if (!this.#cancel) return;
     this.#cancel.sent = true;
-    const invite = this.#invite;
-    const copy = (name: string) => headers(invite, name).map((value) => ({ name, value }));
-    const cancel: SipRequest = {
-      method: 'CANCEL',
-      uri: invite.uri,
-      version: 'SIP/2.0',
-      headers: [
-        { name: 'Via', value: headers(invite, 'Via')[0] ?? '' },
-        ...copy('Route'),
-        { name: 'Max-Forwards', value: '70' },
-        ...copy('From'),
-        ...copy('To'),
-        ...copy('Call-ID'),
-        { name: 'CSeq', value: `${header(invite, 'CSeq')?.trim().split(/\s+/)[0] ?? '1'} CANCEL` },
-        { name: 'User-Agent', value: this.core.userAgent },
-      ],
-      body: Buffer.alloc(0),
-    };
+    const cancel = cancelFor(this.#invite, this.core.userAgent);
     try {
       this.core.layer.sendRequest(cancel, this.#destination, this.#transport, {});
     } catch (error) {

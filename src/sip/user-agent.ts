@@ -267,7 +267,8 @@ export class UserAgent implements TransactionUser {
       (item): item is IncomingCall => item instanceof IncomingCall && item.transaction === target,
     );
     if (call) call.cancelled(transaction);
-    else this.#answer(transaction, 481);
+    // An INVITE already answered: the CANCEL is answered and changes nothing (§9.2).
+    else this.#answer(transaction, target ? 200 : 481);
   }
 
   #answer(
