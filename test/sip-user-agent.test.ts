@@ -135,7 +135,9 @@ describe('outbound calls between two user agents', () => {
     expect(b.calls).toHaveLength(1);
     const incoming = b.calls[0] as IncomingCall;
     expect(incoming.sdp).toBe(OFFER);
-    expect(incoming.from).toContain('tag=');
+    expect(incoming.from).toBe('sip:+15551230000@203.0.113.10');
+    expect(incoming.fromDisplayName).toBe('Switchboard');
+    expect(incoming.to).toBe(`sip:+15557654321@${B.host}`);
     incoming.accept(ANSWER);
     run(50);
     expect(seen).toEqual(['progress 180 Ringing', 'answered true', 'b confirmed']);
@@ -404,6 +406,7 @@ describe('outbound calls to a hand-written trunk', () => {
     const heard: string[] = [];
     call.onFailed = (failure) => heard.push(`failed ${failure.status}`);
     call.onAnswered = () => heard.push('answered');
+    call.onProgress = (status, _reason, sdp) => heard.push(`progress ${status} ${sdp === ANSWER}`);
     run(10);
     const invite = t.requests('INVITE')[0] as SipRequest;
     t.send(trunkReply(invite, 183, ANSWER));
@@ -419,7 +422,7 @@ describe('outbound calls to a hand-written trunk', () => {
     expect(header(bye, 'To')).toContain('tag=trunk1');
     t.send(buildResponse(bye, 200));
     run(10);
-    expect(heard).toEqual(['failed 487']);
+    expect(heard).toEqual(['progress 183 true', 'failed 487']);
     clean(a.ua);
   });
 
@@ -744,6 +747,18 @@ describe('dialog rules', () => {
 });
 
 describe('late and reliable', () => {
+  it('reports a transport error as 503, after the caller could listen', () => {
+    const { agent, net, run, clean } = world();
+    const a = agent(A);
+    net.refuse = (sent) => sent.to.host === '192.0.2.50';
+    const call = a.ua.invite(inviteTo({ host: '192.0.2.50', port: 5060 }, { transport: 'tcp' }));
+    const failures: CallFailure[] = [];
+    call.onFailed = (failure) => failures.push(failure);
+    run(1);
+    expect(failures).toEqual([{ status: 503, reason: 'Service Unavailable' }]);
+    clean(a.ua);
+  });
+
   it('ACKs a 200 retransmitted after the INVITE transaction ended (the dialog answers it)', () => {
     const { agent, run, clean, trunk } = world();
     const a = agent(A);

@@ -5,7 +5,7 @@
  * hung up — and `IncomingCall` answers one: 180, 200 with our SDP re-sent until the ACK, a rejection,
  * or the caller's CANCEL (200 to it, 487 to the INVITE). Once the dialog exists both are a `SipCall`.
  */
-import { formatNameAddr } from './address.js';
+import { formatNameAddr, parseNameAddr } from './address.js';
 import { SipCall } from './call.js';
 import {
   cancelFor,
@@ -281,8 +281,10 @@ export class IncomingCall extends SipCall {
   /** The caller's ACK came: the call is confirmed. */
   onConfirmed?: () => void;
 
+  /** The caller's and the called URIs (From and To), and the caller's display name if any. */
   readonly from: string;
   readonly to: string;
+  readonly fromDisplayName: string | undefined;
   readonly callId: string;
   /** The caller's SDP offer ('' when the INVITE carried none). */
   readonly sdp: string;
@@ -297,8 +299,10 @@ export class IncomingCall extends SipCall {
   ) {
     super(core);
     const request = transaction.request;
-    this.from = header(request, 'From') ?? '';
-    this.to = header(request, 'To') ?? '';
+    const from = parseNameAddr(header(request, 'From') ?? '');
+    this.from = from.uri;
+    this.fromDisplayName = from.displayName;
+    this.to = parseNameAddr(header(request, 'To') ?? '').uri;
     this.callId = header(request, 'Call-ID') ?? '';
     this.sdp = request.body.toString();
     core.track(this);

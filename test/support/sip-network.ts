@@ -25,6 +25,8 @@ export class MemoryNetwork {
   readonly #ports = new Map<string, MemoryPort>();
   /** Return true to lose this message. */
   drop: (sent: Sent) => boolean = () => false;
+  /** Return true to make the sender's `send` throw (a refused TCP connection). */
+  refuse: (sent: Sent) => boolean = () => false;
 
   constructor(
     readonly timers: FakeTimers,
@@ -48,6 +50,7 @@ export class MemoryNetwork {
       message: parseMessage(bytes),
       dropped: false,
     };
+    if (this.refuse(sent)) throw new Error('ECONNREFUSED');
     sent.dropped = this.drop(sent);
     this.log.push(sent);
     if (sent.dropped) return;
