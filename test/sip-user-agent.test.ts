@@ -386,6 +386,26 @@ describe('outbound calls to a hand-written trunk', () => {
     clean(a.ua);
   });
 
+  it('gives the INVITE up 64·T1 after a CANCEL the trunk never ends with a final (§9.1)', () => {
+    const { agent, run, clean, trunk } = world();
+    const a = agent(A);
+    const t = trunk();
+    const call = a.ua.invite(inviteTo(TRUNK));
+    const failures: CallFailure[] = [];
+    call.onFailed = (failure) => failures.push(failure);
+    run(10);
+    t.send(trunkReply(t.requests('INVITE')[0] as SipRequest, 180));
+    run(10);
+    call.cancel();
+    run(10);
+    t.send(buildResponse(t.requests('CANCEL')[0] as SipRequest, 200, { toTag: 'trunk1' }));
+    run(31_900);
+    expect(failures).toHaveLength(0);
+    run(200);
+    expect(failures).toEqual([{ status: 408, reason: 'Request Timeout' }]);
+    clean(a.ua);
+  });
+
   it('fails 408 timedOut when the trunk never answers at all (timer B)', () => {
     const { agent, run, clean, trunk } = world();
     const a = agent(A);

@@ -23,7 +23,7 @@ import { header, headers, type SipHeader } from './headers.js';
 import type { SipRequest, SipResponse } from './message.js';
 import { buildResponse } from './response.js';
 import type { Peer } from './transaction-common.js';
-import type { ServerTransaction } from './transactions.js';
+import type { ClientTransaction, ServerTransaction } from './transactions.js';
 import type { SipTransportName } from './transport-types.js';
 import {
   ALLOWED_METHODS,
@@ -72,6 +72,7 @@ export class OutgoingCall extends SipCall {
   #cancel: { timedOut: boolean; sent: boolean } | undefined;
   #ringTimer: unknown;
   #cancelGuard: unknown;
+  #transaction: ClientTransaction | undefined;
   #starting = true;
   /** The To tag of the 2xx we took, and the ACK we send for it (and its retransmissions). */
   #answeredTag: string | undefined;
@@ -139,7 +140,7 @@ export class OutgoingCall extends SipCall {
   #send(request: SipRequest): void {
     this.#invite = request;
     try {
-      this.core.layer.sendRequest(request, this.#destination, this.#transport, {
+      this.#transaction = this.core.layer.sendRequest(request, this.#destination, this.#transport, {
         provisional: (response) => this.#onProvisional(response),
         final: (response) => this.#onFinal(response),
         timeout: () => this.#fail(TIMEOUT_STATUS, 'Request Timeout'),
@@ -248,10 +249,11 @@ export class OutgoingCall extends SipCall {
     } catch (error) {
       this.core.log.warn({ error: String(error) }, 'SIP CANCEL not sent');
     }
-    this.#cancelGuard = this.core.timers.setTimeout(
-      () => this.#fail(TIMEOUT_STATUS, 'Request Timeout'),
-      64 * this.core.T1,
-    );
+    this.#cancelGuard = this.core.timers.setTimeout(() => {
+      // §9.1: no final 64·T1 after the CANCEL — the INVITE transaction is given up as terminated.
+      this.#transaction?.abandon();
+      this.#fail(TIMEOUT_STATUS, 'Request Timeout');
+    }, 64 * this.core.T1);
   }
 
   #fail(status: number, reason: string): void {
