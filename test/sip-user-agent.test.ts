@@ -9,7 +9,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseVia } from '../src/sip/address.js';
-import { dialogFromInvite, inDialogRequest, responseDestination, uriDestination } from '../src/sip/dialog.js';
+import {
+  dialogDestination,
+  dialogFromAnswer,
+  dialogFromInvite,
+  inDialogRequest,
+  responseDestination,
+  uriDestination,
+} from '../src/sip/dialog.js';
 import { createNonceIssuer, formatChallenge, verifyAuthorization } from '../src/sip/digest-server.js';
 import { header, headers } from '../src/sip/headers.js';
 import { isRequest, type SipMessage, type SipRequest, type SipResponse } from '../src/sip/message.js';
@@ -446,6 +453,32 @@ describe('outbound calls to a hand-written trunk', () => {
     clean(a.ua);
   });
 
+  it('answers a 407 to its BYE with Proxy-Authorization and a higher CSeq', async () => {
+    const { agent, run, clean, trunk } = world();
+    const a = agent(A);
+    const t = trunk();
+    const call = a.ua.invite(inviteTo(TRUNK, { credentials: { username: 'alice', password: 'secret' } }));
+    run(10);
+    t.send(trunkReply(t.requests('INVITE')[0] as SipRequest, 200, ANSWER));
+    run(10);
+    const bye = call.bye();
+    run(10);
+    const first = t.requests('BYE')[0] as SipRequest;
+    t.send(
+      buildResponse(first, 407, {
+        headers: [{ name: 'Proxy-Authenticate', value: formatChallenge({ realm: 'edge', nonce: 'abc' }) }],
+      }),
+    );
+    run(10);
+    const second = t.requests('BYE')[1] as SipRequest;
+    expect(header(second, 'Proxy-Authorization')).toContain('username="alice"');
+    expect(header(second, 'CSeq')).toBe('3 BYE');
+    t.send(buildResponse(second, 200));
+    run(10);
+    expect(await bye).toBe(200);
+    clean(a.ua);
+  });
+
   it('sends REFER and reports the NOTIFY sipfrag progress, answering each NOTIFY 200', async () => {
     const { agent, run, clean, trunk } = world();
     const a = agent(A);
@@ -741,6 +774,33 @@ describe('dialog rules', () => {
       source,
     );
     expect(uriDestination('sip:gw@[2001:db8::1]', 'tls')).toEqual({ host: '2001:db8::1', port: 5061 });
+  });
+
+  it('takes the caller’s route set from the 2xx Record-Route reversed, the target from its Contact', () => {
+    const invite = trunkRequest('INVITE', {
+      callId: 'c@t',
+      fromTag: 'ours',
+      cseq: 4,
+      branch: 'r',
+      body: OFFER,
+    });
+    const ok = buildResponse(invite, 200, {
+      toTag: 'theirs',
+      headers: [
+        { name: 'Record-Route', value: '<sip:p2.example.com;lr>' },
+        { name: 'Record-Route', value: '<sip:p1.example.com;lr>' },
+        { name: 'Contact', value: '<sip:gw@192.0.2.77:5080>' },
+      ],
+    });
+    const dialog = dialogFromAnswer(invite, ok, 'udp');
+    expect(dialog).toMatchObject({
+      localTag: 'ours',
+      remoteTag: 'theirs',
+      localSeq: 4,
+      routeSet: ['<sip:p1.example.com;lr>', '<sip:p2.example.com;lr>'],
+      remoteTarget: 'sip:gw@192.0.2.77:5080',
+    });
+    expect(dialogDestination(dialog)).toEqual({ host: 'p1.example.com', port: 5060 });
   });
 
   it('builds in-dialog requests from the route set and remote target, CSeq counting up', () => {
