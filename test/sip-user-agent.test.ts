@@ -288,12 +288,18 @@ describe('out of dialog', () => {
   });
 
   it('ping(): OPTIONS keep-alive with its round trip; 401 counts as alive; 408 when nobody answers', async () => {
-    const { agent, run, clean } = world();
+    const { agent, run, clean, trunk } = world();
     const a = agent(A);
     const b = agent(B);
+    const t = trunk();
     const alive = a.ua.ping(B, 'udp', `sip:${B.host}`);
     run(20);
     expect(await alive).toEqual({ status: 200, rttMs: 10 });
+    const challenged = a.ua.ping(TRUNK, 'udp', `sip:${TRUNK.host}`);
+    run(5);
+    t.send(buildResponse(t.requests('OPTIONS')[0] as SipRequest, 401));
+    run(10);
+    expect(await challenged).toEqual({ status: 401, rttMs: 10 });
     const nobody = a.ua.ping({ host: '192.0.2.99', port: 5060 }, 'udp', 'sip:192.0.2.99');
     run(33_000);
     expect((await nobody).status).toBe(408);
