@@ -160,6 +160,14 @@ export class ClientTransaction {
     }
   }
 
+  /**
+   * The TU gives up on a transaction that no timer will end: an INVITE in Proceeding whose CANCEL got
+   * no final within 64·T1 (RFC 3261 §9.1). Nothing is sent and no event follows.
+   */
+  abandon(): void {
+    this.#terminate();
+  }
+
   #terminate(): void {
     if (this.#state === 'terminated') return;
     this.#state = 'terminated';
