@@ -148,6 +148,7 @@ export class CallService {
         from: call.fromPhoneNumber,
         to: call.toPhoneNumber,
         callId: call.id,
+        organizationId: tenant.organizationId,
         answerUrl: this.webhookUrl(call.provider, 'voice', call.id),
         statusCallbackUrl: this.webhookUrl(call.provider, 'status', call.id),
         stream: await this.mediaStream(tenant, call.id),

@@ -22,6 +22,8 @@ export interface PlaceCallRequest {
   to: string;
   /** Our id of the call, echoed back by carriers that carry client state, and put in our URLs. */
   callId: number;
+  /** The organization placing it: the SIP agent reports the call's statuses under it (carriers ignore it). */
+  organizationId?: number;
   /** Where the carrier asks what to do when the call connects (carrier_a, carrier_c). */
   answerUrl: string;
   /** Where the carrier posts status changes. */

@@ -49,9 +49,9 @@ export type Admission =
 
 export async function admitInvite(invite: InboundInvite, deps: InboundDeps): Promise<Admission> {
   const refuse = (why: RefusalReason): Admission => ({ kind: 'refuse', status: 403, why });
-  const dialled = toE164(decodeURIComponent(invite.dialled));
+  const dialled = toE164(unescaped(invite.dialled));
   const number = dialled ? await deps.numberOf(dialled) : undefined;
-  if (!number || number.provider !== 'sip_trunk') return refuse('unknown-number');
+  if (number?.provider !== 'sip_trunk') return refuse('unknown-number');
   const trunk = await deps.trunkOf(number.organizationId, number);
   if (!trunk?.inboundEnabled) return refuse('inbound-disabled');
 
@@ -77,4 +77,13 @@ export async function admitInvite(invite: InboundInvite, deps: InboundDeps): Pro
   if (verified.ok) return { kind: 'accept', number, trunk, by: 'credentials' };
   if (verified.reason === 'stale') return challenge(true);
   return refuse('bad-credentials');
+}
+
+/** A URI user part with its %-escapes undone (`%2B1415…`); as written when they are malformed. */
+function unescaped(user: string): string {
+  try {
+    return decodeURIComponent(user);
+  } catch {
+    return user;
+  }
 }

@@ -39,7 +39,7 @@ export interface SipCallOptions {
   metrics?: SipMetrics;
   log: { warn(object: object, message: string): void };
   /** Ended: the agent forgets the call. */
-  onEnded(call: SipCall): void;
+  onEnded(call: TrunkCall): void;
 }
 
 /** Caller audio kept while the runtime attaches (10 s of 20 ms frames); more is dropped. */
@@ -47,7 +47,7 @@ const MAX_WAITING_FRAMES = 500;
 /** A `w` in digits to send: half a second's pause, as carriers read it. */
 const DIGIT_PAUSE_MS = 500;
 
-export class SipCall {
+export class TrunkCall {
   leg: SipLeg | undefined;
   #state: 'setup' | 'ringing' | 'answered' | 'ended' = 'setup';
   #rtp: RtpSession | undefined;
