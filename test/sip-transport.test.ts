@@ -32,6 +32,7 @@ import {
   type SipTransportOptions,
   stampVia,
 } from '../src/sip/transport.js';
+import { connectionKey, plainAddress } from '../src/sip/transport-stream.js';
 import type { SipTransportName } from '../src/sip/transport-types.js';
 import { sip } from './support/sip-messages.js';
 
@@ -204,6 +205,15 @@ describe('transport rules', () => {
       host: '2001:db8::9',
       port: 5061,
     });
+  });
+
+  it('names peers the same way whichever socket saw them', () => {
+    expect(plainAddress('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    expect(plainAddress('2001:db8::1')).toBe('2001:db8::1');
+    expect(connectionKey('tcp', { host: '2001:DB8::1', port: 5060 })).toBe('tcp|[2001:db8::1]:5060');
+    expect(connectionKey('tls', { host: '192.0.2.1', port: 5061 })).not.toBe(
+      connectionKey('tcp', { host: '192.0.2.1', port: 5061 }),
+    );
   });
 
   it('builds a 400 for a readable bad request, and nothing for an ACK or unreadable bytes', () => {
@@ -383,8 +393,10 @@ describe('SipTransport over TCP', () => {
       [150, bytes.length],
     ] as const) {
       client.socket.write(bytes.subarray(from, to));
-      await pause(30);
-      expect(heard).toHaveLength(to === bytes.length ? 1 : 0);
+      if (to < bytes.length) {
+        await pause(30);
+        expect(heard).toHaveLength(0);
+      }
     }
     const got = await waitFor(() => heard[0]);
     expect(heard).toHaveLength(1);
@@ -600,5 +612,30 @@ describe('SipTransport over TLS', () => {
     expect(failure).toMatchObject({ destination: ourTls, error: { message: 'self-signed certificate' } });
     await pause(50);
     expect(us.heard).toHaveLength(2);
+  });
+});
+
+describe('SipTransport start-up and stalled connections', () => {
+  it('fails to listen on a port that is taken, leaving nothing bound', async () => {
+    const { transport } = await start();
+    const port = transport.localAddress('udp').port;
+    await expect(SipTransport.listen({ host: LOOPBACK, port, onMessage: () => {} })).rejects.toMatchObject({
+      code: 'EADDRINUSE',
+    });
+    await transport.close();
+    const again = await SipTransport.listen({ host: LOOPBACK, port, onMessage: () => {} });
+    await again.close();
+  });
+
+  it('drops an outbound connection that is not established in time, as a transport error', async () => {
+    const { transport, transportErrors } = await start({ connectTimeoutMs: 200 });
+    const silent = await tcpPeer(); // accepts TCP but never speaks TLS: the handshake never ends
+    const destination = { host: LOOPBACK, port: silent.port };
+    const sentAt = Date.now();
+    transport.send(asRequest(request('SIP/2.0/TLS 127.0.0.1;branch=z9hG4bKstall')), destination, 'tls');
+    const failure = await waitFor(() => transportErrors[0]);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(150);
+    expect(failure).toMatchObject({ destination, error: { message: 'no tls connection within 200 ms' } });
+    await waitFor(() => transport.stats.connections === 0);
   });
 });

@@ -10,8 +10,9 @@
  *   response will be sent to (the top Via's `received`/`rport` or sent-by, see `responseDestination`)
  *   as an alias of the connection, so the response finds it even when that is not the socket's port.
  * - Sending to a peer without a connection opens one and queues the bytes on it: connecting is
- *   asynchronous, so a failure to connect is reported through `transportError`, not thrown. Only what
- *   is known at once (the connection limit reached, the pool closed) throws.
+ *   asynchronous, so a failure to connect (refused, unverified certificate, not established within
+ *   `connectTimeoutMs`) is reported through `transportError`, not thrown. Only what is known at once
+ *   (the connection limit reached, the pool closed) throws.
  * - Each connection frames its input with `StreamFramer`: a keep-alive ping is answered with the pong,
  *   a malformed message is reported and skipped, broken framing closes the connection.
  * - Bounded: at most `maxConnections` (inbound beyond it are closed at once), each closed after
@@ -57,11 +58,22 @@ export interface StreamPoolOptions {
   events: StreamEvents;
   /** Options for outbound TLS connections (a `ca` to trust, `rejectUnauthorized`…). */
   tlsClient?: tls.ConnectionOptions;
+  /** An outbound connection not established by then is dropped as a transport error. */
+  connectTimeoutMs: number;
   now: () => number;
 }
 
 /** How many aliases one connection may register (each distinct Via sent-by port is one). */
 const MAX_ALIASES = 8;
+
+/** How long an outbound connection may take to be established (TCP, and TLS's handshake). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/** An address as peers know it: `::ffff:192.0.2.1` (IPv4 on a dual-stack socket) as `192.0.2.1`. */
+export function plainAddress(address: string): string {
+  const mapped = /^::ffff:([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)$/i.exec(address);
+  return mapped?.[1] ?? address;
+}
 
 export function connectionKey(transport: StreamTransportName, peer: Peer): string {
   return `${transport}|${formatHost(peer.host.toLowerCase())}:${peer.port}`;
@@ -107,7 +119,7 @@ export class StreamPool {
 
   /** Takes an accepted socket (a TCP `connection`, a TLS `secureConnection`). */
   accept(socket: net.Socket, transport: StreamTransportName): void {
-    const host = socket.remoteAddress;
+    const host = socket.remoteAddress === undefined ? undefined : plainAddress(socket.remoteAddress);
     const port = socket.remotePort;
     if (this.#closed || host === undefined || port === undefined) {
       socket.destroy();
@@ -177,8 +189,14 @@ export class StreamPool {
           })
         : net.connect({ host, port });
     const connection = this.#adopt(socket, transport, { host, port }, false);
+    const timer = setTimeout(() => {
+      if (!connection.connected)
+        socket.destroy(new Error(`no ${transport} connection within ${this.#options.connectTimeoutMs} ms`));
+    }, this.#options.connectTimeoutMs);
+    socket.once('close', () => clearTimeout(timer));
     socket.once(transport === 'tls' ? 'secureConnect' : 'connect', () => {
       connection.connected = true;
+      clearTimeout(timer);
     });
     return connection;
   }

@@ -8,10 +8,11 @@
  *   when the sent-by host is not the source address (and always with an empty `rport`), and
  *   `rport=<source port>` filling an empty `rport`; the rest of the Via and the header order are kept.
  *   Responses go to `responseDestination` (§18.2.2 with RFC 3581): `received`/`rport`, else sent-by.
+ *   Those rules are pure, in transport-rules.ts; connections and their lives are transport-stream.ts's.
  * - Hostile input costs little: what fails to parse is counted and logged at most once a second per
  *   transport; a readable bad request (its first line a request line, its Via, From, To, Call-ID and
  *   CSeq readable) gets a stateless `400 Bad Request`, anything else is dropped. Over a stream, broken
- *   framing closes the connection (transport-stream.ts owns connections).
+ *   framing closes the connection. A datagram of bare CRLFs is a keep-alive, not an error.
  * - A handler that throws is caught and logged: one bad message never stops the listener.
  * - Sending over UDP never fragments silently: above 1300 bytes it warns (§18.1.1 says switch to TCP;
  *   the user agent decides). Asynchronous failures (an unreachable peer, a refused connection) reach
@@ -25,6 +26,8 @@ import { SipParseError } from './syntax.js';
 import type { Peer } from './transaction-common.js';
 import { badRequestFor, responseDestination, stampVia } from './transport-rules.js';
 import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  plainAddress,
   type SipTransportLog,
   type StreamConnection,
   StreamPool,
@@ -58,6 +61,8 @@ export interface SipTransportOptions {
   maxConnections?: number;
   /** A connection without traffic this long is closed (default 10 minutes). */
   idleMs?: number;
+  /** An outbound TCP/TLS connection not established by then is a transport error (default 10 s). */
+  connectTimeoutMs?: number;
   /** Monotonic ms, for log throttling (injectable for tests). */
   now?: () => number;
 }
@@ -111,6 +116,7 @@ export class SipTransport implements SipTransportPort {
     this.#pool = new StreamPool({
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       idleMs: options.idleMs ?? DEFAULT_IDLE_MS,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       log,
       now,
       tlsClient: {
@@ -128,7 +134,9 @@ export class SipTransport implements SipTransportPort {
       },
     });
     this.#udp = dgram.createSocket({ type: net.isIPv6(options.host) ? 'udp6' : 'udp4' });
-    this.#udp.on('message', (bytes, info) => this.#datagram(bytes, { host: info.address, port: info.port }));
+    this.#udp.on('message', (bytes, info) =>
+      this.#datagram(bytes, { host: plainAddress(info.address), port: info.port }),
+    );
     this.#udp.on('error', (error) => this.#warnOther({ error: error.message }, 'SIP: UDP socket error'));
     this.#tcp = net.createServer((socket) => this.#pool.accept(socket, 'tcp'));
     this.#tcp.on('error', (error) => this.#warnOther({ error: error.message }, 'SIP: TCP server error'));
