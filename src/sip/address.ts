@@ -26,6 +26,7 @@ import {
   quote,
   Scanner,
   scanParams,
+  trimWhitespace,
   unquote,
 } from './syntax.js';
 import { formatHost, isAbsoluteUri, parseHostPort } from './uri.js';
@@ -135,6 +136,18 @@ export function parseVia(text: string): Via {
 export function formatVia(via: Via): string {
   const port = via.port === undefined ? '' : `:${via.port}`;
   return `SIP/2.0/${via.transport} ${formatHost(via.host)}${port}${formatParams(via.params)}`;
+}
+
+/**
+ * A via-parm with its parameters replaced, the protocol and sent-by kept exactly as written: what a
+ * server does when it stamps `received` and `rport` on a request (RFC 3261 §18.2.1, RFC 3581 §4).
+ * Refuses (SipParseError) text that is not a via-parm.
+ */
+export function withViaParams(text: string, params: Params): string {
+  parseVia(text);
+  // Nothing before the parameters (protocol, sent-by) may hold a ";", so the first one starts them.
+  const semicolon = text.indexOf(';');
+  return `${trimWhitespace(semicolon < 0 ? text : text.slice(0, semicolon))}${formatParams(params)}`;
 }
 
 /** The largest CSeq number: it must fit 32 bits unsigned (RFC 3261 §8.1.1.5). */
