@@ -18,6 +18,9 @@ const TOGETHER_WORKERS = 3;
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
+    // Servers the tests start as processes (npm start, the README's commands) take a free SIP port:
+    // several run at once, and 5060 may be taken by the machine.
+    env: { SIP_PORT: '0' },
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,

@@ -222,6 +222,11 @@ export const variables = {
     'The address trunks reach the agent and its media at (Via, Contact, SDP): the public IP behind NAT.',
     text,
   ),
+  SIP_RING_TIMEOUT_SECONDS: variable(
+    '60',
+    'How long an outbound SIP trunk call rings before it is cancelled and ends as no-answer.',
+    integer(5, 600),
+  ),
   RTP_PORT_MIN: variable(
     '10000',
     'First port of the RTP range (even; each call takes two ports).',

@@ -36,6 +36,8 @@ export interface SipConfig {
   /** What trunks are told to reach: Via and Contact hosts, the SDP connection address. */
   publicHost: string;
   rtpPorts: { min: number; max: number };
+  /** An outbound call rings this long before it is cancelled (no-answer). */
+  ringTimeoutSeconds: number;
   tls?: { port: number; certFile: string; keyFile: string };
 }
 
@@ -220,6 +222,7 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
       port: readOr('SIP_PORT'),
       publicHost: read('SIP_PUBLIC_HOST') ?? sipHost,
       rtpPorts,
+      ringTimeoutSeconds: readOr('SIP_RING_TIMEOUT_SECONDS'),
       ...(tlsPort !== undefined && certFile && keyFile ? { tls: { port: tlsPort, certFile, keyFile } } : {}),
     };
   }

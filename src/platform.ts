@@ -70,6 +70,8 @@ import { callKnowledge } from './voice/knowledge-setup.js';
 import { MediaStreams } from './voice/media-stream.js';
 import { VoiceMetrics } from './voice/metrics.js';
 import { createVoice } from './voice/setup.js';
+import type { SipAgent } from './voice/sip/agent.js';
+import { startSipAgent } from './voice/sip/start.js';
 import type { CallRuntime } from './voice/transport.js';
 
 export interface PlatformOptions {
@@ -104,6 +106,8 @@ export interface Platform {
   apiKeyUsage: ApiKeyUsage;
   authenticator: IdentityAuthenticator;
   startWorkers(): Promise<void>;
+  /** Starts the SIP agent for organizations' own trunks (`npm start` does when SIP_ENABLED). */
+  startSip(): Promise<SipAgent>;
   /** Stops taking requests, drains running jobs, flushes counters, then closes the database. */
   stop(): Promise<void>;
 }
@@ -383,6 +387,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
 
   let stopping: Promise<void> | undefined;
+  let sip: Promise<SipAgent> | undefined;
   return {
     app,
     config,
@@ -408,6 +413,20 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       recovery.start();
       knowledgeRecovery.start();
     },
+    startSip() {
+      sip ??= startSipAgent({
+        config,
+        secretKey: options.secretKey,
+        db: database.db,
+        calls,
+        resolver: configResolver,
+        runtime: options.callRuntime ?? voice.runtime,
+        carriers,
+        registry: metrics,
+        log: logger,
+      });
+      return sip;
+    },
     stop() {
       stopping ??= (async () => {
         // Closing the app closes its WebSockets (unsubscribing them); then no computation is left.
@@ -418,6 +437,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         await queue.stop(config.shutdownTimeoutMs);
         await apiKeyUsage.stop();
         cloudFunctions.close();
+        // Calls through trunks end (BYE) before the runtime that talks on them closes.
+        await sip?.then((agent) => agent.stop()).catch(() => undefined);
         await voice.close();
         // Calls that ended as the app closed are still storing their recordings.
         await recordings.drain(config.shutdownTimeoutMs);

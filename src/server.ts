@@ -35,8 +35,14 @@ async function main(): Promise<void> {
   const platform = await createPlatform({ config, secretKey, database, logger });
   await platform.app.listen({ host: config.host, port: config.port });
   if (config.workersEnabled) await platform.startWorkers();
+  const sip = config.sip.enabled ? await platform.startSip() : undefined;
   logger.info(
-    { version: VERSION, public_url: config.publicUrl, workers: config.workersEnabled },
+    {
+      version: VERSION,
+      public_url: config.publicUrl,
+      workers: config.workersEnabled,
+      sip: sip ? `${config.sip.host}:${sip.address.port}` : 'off',
+    },
     'Switchboard is running',
   );
 

@@ -100,6 +100,7 @@ describe('defaults', () => {
       port: 5060,
       publicHost: '127.0.0.1',
       rtpPorts: { min: 10000, max: 20000 },
+      ringTimeoutSeconds: 60,
     });
     const sip = loadConfig({
       HOST: '0.0.0.0',
@@ -118,6 +119,7 @@ describe('defaults', () => {
       port: 5080,
       publicHost: '203.0.113.7',
       rtpPorts: { min: 40000, max: 40099 },
+      ringTimeoutSeconds: 60,
       tls: { port: 5061, certFile: '/etc/sb/cert.pem', keyFile: '/etc/sb/key.pem' },
     });
   });

@@ -12,7 +12,7 @@ import { TtsAAdapter, ttsAStreamUrl } from '../src/providers/tts/tts-a.js';
 import { ttsAOutputFormat } from '../src/providers/tts/tts-a-wire.js';
 import type { TtsEvent, TtsStreamOptions } from '../src/providers/tts/types.js';
 import { TtsASimulator } from '../src/sim/tts-a.js';
-import { MULAW_8K } from '../src/voice/audio.js';
+import { ALAW_8K, MULAW_8K, pcm16ToAlaw, ulawToPcm16 } from '../src/voice/audio.js';
 import { type GoldenCase, runTtsConformance } from './support/tts-conformance.js';
 
 const KEY = 'xi-test-key-0123456789';
@@ -264,6 +264,26 @@ describe('tts_a', () => {
     const opening = adapter.open(options({ signal: controller.signal }));
     controller.abort();
     await expect(opening).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('speaks an A-law call in μ-law from the vendor, turned into A-law byte for byte', async () => {
+    const stream = await adapter.open(options({ format: ALAW_8K }));
+    expect(own.connections.at(-1)!.query.output_format).toBe('ulaw_8000');
+    stream.sendText('Hello there. ');
+    stream.end();
+    const audio = (await collect(stream.events)).flatMap((event) =>
+      event.type === 'audio' ? [event.audio] : [],
+    );
+    const bytes = Buffer.concat(audio);
+    expect(bytes.length).toBeGreaterThan(800);
+    // The simulator's μ-law, as the same samples in A-law.
+    const plain = await adapter.open(options());
+    plain.sendText('Hello there. ');
+    plain.end();
+    const ulawBytes = Buffer.concat(
+      (await collect(plain.events)).flatMap((event) => (event.type === 'audio' ? [event.audio] : [])),
+    );
+    expect(bytes).toEqual(Buffer.from(pcm16ToAlaw(ulawToPcm16(ulawBytes))));
   });
 
   it('refuses an output format the vendor does not offer before connecting', async () => {

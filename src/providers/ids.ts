@@ -37,6 +37,11 @@ export function isCarrierId(value: string): value is CarrierId {
   return isOneOf(CARRIERS, value);
 }
 
+/** Whether `value` places calls: a carrier, or `sip_trunk` (the SIP agent). */
+export function isTelephonyProvider(value: string): value is TelephonyProvider {
+  return isOneOf(TELEPHONY_PROVIDERS, value);
+}
+
 export function kindOfVendor(vendor: KeyedVendor): Exclude<ProviderKind, 'telephony'> {
   if (isOneOf(LLM_PROVIDERS, vendor)) return 'llm';
   if (isOneOf(STT_PROVIDERS, vendor)) return 'stt';

@@ -35,6 +35,8 @@ export interface SippOptions {
    * A-law, `tone.alaw`. None: a second of a 440 Hz tone.
    */
   audio?: string;
+  /** A second fixture, written as `tone2.ulaw` (a scenario's second utterance). */
+  audio2?: string;
   /** sipp gives up (and fails) after this long. */
   timeoutSeconds?: number;
 }
@@ -90,6 +92,7 @@ export async function startSipp(options: SippOptions): Promise<Sipp> {
   const ulaw = options.audio ? readFileSync(path.join(VOICE, `${options.audio}.ulaw`)) : tone();
   writeFileSync(path.join(dir, 'tone.ulaw'), ulaw);
   writeFileSync(path.join(dir, 'tone.alaw'), pcm16ToAlaw(ulawToPcm16(ulaw)));
+  if (options.audio2) copyFileSync(path.join(VOICE, `${options.audio2}.ulaw`), path.join(dir, 'tone2.ulaw'));
   const port = await freePort();
   let mediaPort = await freePort();
   while (mediaPort === port || mediaPort % 2 === 1) mediaPort = await freePort();

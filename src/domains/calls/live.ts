@@ -8,7 +8,7 @@
  */
 import type { Db } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
-import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
+import { type Carriers, isTelephonyProvider } from '../../providers/carriers/index.js';
 import { conflict, notFound } from '../errors.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { type MachineSource, recordAnsweredBy } from './answered-by.js';
@@ -70,7 +70,7 @@ export class LiveCalls {
   async #carrier(tenant: Tenant, callId: number) {
     const call = await store.findCall(this.deps.db, tenant, callId);
     if (!call) throw notFound('Call not found');
-    if (!call.callSid || !isCarrierId(call.provider)) throw conflict('The call is not at a carrier');
+    if (!call.callSid || !isTelephonyProvider(call.provider)) throw conflict('The call is not at a carrier');
     const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
       provider: call.provider,
       assistantId: call.assistantId,

@@ -6,7 +6,7 @@
 import type { Database, Db } from '../../db/client.js';
 import { FINAL_CALL_STATUSES, TURN_KINDS } from '../../db/schema/telephony.js';
 import type { Tenant } from '../../db/tenant.js';
-import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
+import { type Carriers, isTelephonyProvider } from '../../providers/carriers/index.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { TurnRecord } from '../../voice/turn-metrics.js';
 import { type AnalysisRow, findAnalysis } from '../analysis/reads.js';
@@ -125,7 +125,7 @@ export class CallRecords {
     const call = await this.get(principal, callId);
     if (FINAL_CALL_STATUSES.includes(call.status))
       throw conflict(`The call has already ended (${call.status})`);
-    if (!call.callSid || !isCarrierId(call.provider))
+    if (!call.callSid || !isTelephonyProvider(call.provider))
       throw conflict('The call has not reached the carrier yet; try again in a moment');
     const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
       provider: call.provider,

@@ -10,7 +10,7 @@ import { type MediaTokens, mediaStreamUrl } from '../../lib/media-token.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { renderTemplate, TemplateError, type TemplateVariables } from '../../lib/templates.js';
 import type { Carriers } from '../../providers/carriers/index.js';
-import { isCarrierId } from '../../providers/carriers/index.js';
+import { isTelephonyProvider } from '../../providers/carriers/index.js';
 import type { MediaStreamTarget } from '../../providers/carriers/media.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
@@ -328,9 +328,8 @@ export class CallService {
     const resolved = await this.deps.resolver.resolve(tenant, { assistantId, phoneNumber: from! });
     const telephony = resolved?.telephony;
     if (!resolved || !telephony) throw notFound(`No assistant for the phone number ${from}`);
-    if (!isCarrierId(telephony.provider)) {
-      throw badRequest('Outbound calls through a SIP trunk are not available yet; use a carrier number');
-    }
+    if (!isTelephonyProvider(telephony.provider))
+      throw badRequest(`${telephony.provider} numbers cannot place calls`);
     if (!telephony.credentials) {
       throw badRequest(`No ${telephony.provider} credentials: add them to the organization or the assistant`);
     }

@@ -19,4 +19,4 @@ export function createCarriers(urls: Pick<ProviderUrls, 'carrierA' | 'carrierB' 
 }
 
 /** Services ask the adapters' module whether a provider is a carrier; the list lives in `ids.ts`. */
-export { isCarrierId } from '../ids.js';
+export { isCarrierId, isTelephonyProvider } from '../ids.js';

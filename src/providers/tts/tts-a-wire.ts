@@ -17,10 +17,14 @@ import type { Alignment } from './types.js';
 
 export const TTS_A = 'tts_a';
 
-/** The vendor's `output_format` for the carrier's audio; undefined when it offers none. */
+/**
+ * The vendor's `output_format` for the carrier's audio; undefined when it offers none. The vendor
+ * speaks no A-law: an A-law call (a SIP trunk that chose PCMA) asks for μ-law, and the stream turns
+ * each chunk into A-law as it arrives (byte for byte, through 16-bit samples: nothing is buffered).
+ */
 export function ttsAOutputFormat(format: AudioFormat): string | undefined {
-  if (format.encoding === 'mulaw' && format.sampleRate === 8000) return 'ulaw_8000';
-  if (format.encoding === 'alaw' && format.sampleRate === 8000) return 'alaw_8000';
+  if (format.sampleRate === 8000 && (format.encoding === 'mulaw' || format.encoding === 'alaw'))
+    return 'ulaw_8000';
   if (format.encoding === 'linear16') return `pcm_${format.sampleRate}`;
   return undefined;
 }
@@ -28,7 +32,6 @@ export function ttsAOutputFormat(format: AudioFormat): string | undefined {
 /** The inverse of `ttsAOutputFormat`, for the simulator. */
 export function ttsAAudioFormat(outputFormat: string): AudioFormat | undefined {
   if (outputFormat === 'ulaw_8000') return { encoding: 'mulaw', sampleRate: 8000 };
-  if (outputFormat === 'alaw_8000') return { encoding: 'alaw', sampleRate: 8000 };
   if (outputFormat === 'pcm_8000') return { encoding: 'linear16', sampleRate: 8000 };
   if (outputFormat === 'pcm_16000') return { encoding: 'linear16', sampleRate: 16000 };
   return undefined;

@@ -8,6 +8,7 @@
  */
 import WebSocket, { type RawData } from 'ws';
 import { Channel } from '../../lib/channel.js';
+import { pcm16ToAlaw, ulawToPcm16 } from '../../voice/audio.js';
 import { isRetryableStatus, ProviderError, type RequestTiming } from '../errors.js';
 import type { TtsProvider } from '../ids.js';
 import {
@@ -226,10 +227,11 @@ class TtsAStream implements TtsStream {
     }
     if (message.audio && message.audio.length > 0) {
       this.timing.firstByteAt ??= performance.now();
+      // μ-law asked for an A-law call (ttsAOutputFormat): each byte becomes its A-law twin.
+      const audio =
+        this.options.format.encoding === 'alaw' ? pcm16ToAlaw(ulawToPcm16(message.audio)) : message.audio;
       this.#channel.push(
-        message.alignment
-          ? { type: 'audio', audio: message.audio, alignment: message.alignment }
-          : { type: 'audio', audio: message.audio },
+        message.alignment ? { type: 'audio', audio, alignment: message.alignment } : { type: 'audio', audio },
       );
     }
     if (message.isFinal) {

@@ -16,8 +16,8 @@ import { FINAL_CALL_STATUSES } from '../../../db/schema/telephony.js';
 import { Tenant } from '../../../db/tenant.js';
 import { Periodic } from '../../../lib/periodic.js';
 import type { Carriers } from '../../../providers/carriers/index.js';
-import { isCarrierId } from '../../../providers/carriers/index.js';
-import type { CallSnapshot } from '../../../providers/carriers/types.js';
+import { isTelephonyProvider } from '../../../providers/carriers/index.js';
+import type { CallSnapshot, CarrierAdapter } from '../../../providers/carriers/types.js';
 import type { JobLogger, JobQueue } from '../../../queue/queue.js';
 import * as callReads from '../../calls/reads.js';
 import type { CallService } from '../../calls/service.js';
@@ -111,8 +111,8 @@ export class CampaignRecovery {
       );
       return;
     }
-    if (!isCarrierId(call.provider)) return touch();
-    const adapter = this.deps.carriers[call.provider];
+    if (!isTelephonyProvider(call.provider)) return touch();
+    const adapter: CarrierAdapter = this.deps.carriers[call.provider];
     const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
       provider: call.provider,
       assistantId: call.assistantId,

@@ -1,0 +1,81 @@
+/**
+ * Starts the platform's SIP agent (when `SIP_ENABLED`) on the platform's own pieces: the number
+ * lookup and trunk settings of the calls' organizations, `CallService` for records and statuses, the
+ * voice runtime for the talking. Binds the `sip_trunk` adapter to it, so that services reach it.
+ */
+import { lookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { Tenant } from '../../db/tenant.js';
+import type { CallService } from '../../domains/calls/service.js';
+import { findNumberOnPlatform } from '../../domains/phone-numbers/reads.js';
+import type { ConfigResolver } from '../../domains/runtime/resolve-config.js';
+import type { Carriers } from '../../providers/carriers/index.js';
+import { SipAgent } from './agent.js';
+import { SipMetrics } from './metrics.js';
+import { trunkSettings } from './trunk-settings.js';
+import type { SipRuntime } from './types.js';
+
+export interface SipStartDeps {
+  config: Config;
+  secretKey: string;
+  db: Db;
+  calls: CallService;
+  resolver: ConfigResolver;
+  runtime: SipRuntime;
+  carriers: Carriers;
+  registry: Registry;
+  log: SipAgentLog;
+}
+
+type SipAgentLog = {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+};
+
+/** The addresses `host` resolves to (an address is its own). */
+export async function addressesOf(host: string): Promise<string[]> {
+  if (isIP(host)) return [host];
+  const found = await lookup(host, { all: true });
+  return found.map((entry) => entry.address);
+}
+
+export async function startSipAgent(deps: SipStartDeps): Promise<SipAgent> {
+  const { config, db, resolver } = deps;
+  const sip = config.sip;
+  const tls = sip.tls && { cert: readFileSync(sip.tls.certFile), key: readFileSync(sip.tls.keyFile) };
+  const agent = await SipAgent.start(
+    {
+      config: sip,
+      secret: Buffer.from(`sip-nonce:${deps.secretKey}`),
+      runtime: deps.runtime,
+      calls: deps.calls,
+      tenantOf: (organizationId) => new Tenant(organizationId),
+      inbound: {
+        async numberOf(e164) {
+          const number = await findNumberOnPlatform(db, e164);
+          if (!number) return undefined;
+          // A graph-routed number is answered by the graph's entry assistant.
+          const assistantId = await resolver.assistantForNumber(new Tenant(number.organizationId), number);
+          return { ...number, assistantId };
+        },
+        async trunkOf(organizationId, number) {
+          const { credentials } = await resolver.telephonyCredentials(new Tenant(organizationId), {
+            provider: 'sip_trunk',
+            assistantId: number.assistantId,
+          });
+          return credentials ? trunkSettings(credentials) : undefined;
+        },
+        addressesOf,
+      },
+      metrics: new SipMetrics(deps.registry),
+      log: deps.log,
+    },
+    tls,
+  );
+  deps.carriers.sip_trunk.bind(agent);
+  return agent;
+}
