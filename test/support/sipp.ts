@@ -28,6 +28,8 @@ export interface SippOptions {
   concurrent?: number;
   /** The Request-URI's user of a calling scenario (-s). */
   service?: string;
+  /** The credentials of the scenario's [authentication] (-au, -ap). */
+  auth?: { username: string; password: string };
   /** Values for the scenario's [keywords] (-key). */
   keys?: Record<string, string>;
   /**
@@ -125,6 +127,7 @@ export async function startSipp(options: SippOptions): Promise<Sipp> {
     '-error_file',
     errorFile,
     ...(options.service ? ['-s', options.service] : []),
+    ...(options.auth ? ['-au', options.auth.username, '-ap', options.auth.password] : []),
     ...Object.entries(options.keys ?? {}).flatMap(([key, value]) => ['-key', key, value]),
   ];
   const child: ChildProcess = spawn('sipp', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
