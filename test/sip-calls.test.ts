@@ -131,6 +131,40 @@ describe('an outbound call through the trunk', () => {
     expect(LONG_ANSWER.startsWith(reply!.assistant_text)).toBe(true);
     expect(reply!.assistant_text.length).toBeLessThan(LONG_ANSWER.length);
   }, 60_000);
+
+  it('moves the call with REFER when the assistant transfers it, and leaves once the trunk says it went', async () => {
+    const trunk = await startSipp({ scenario: 'uas_refer.xml', audio: 'transfer-me', timeoutSeconds: 40 });
+    const org = await rig.organization({
+      port: trunk.port,
+      heard: ['Please transfer me to a real person'],
+      llm: [{ toolCalls: [{ name: 'transfer_call', arguments: { phone_number: '+14155550199' } }] }],
+      assistant: {
+        tools_settings: { transfer_call: { enabled: true, transfer_numbers: ['+14155550199'] } },
+        transfer_call_message: 'Connecting you now.',
+      },
+    });
+    const callId = await rig.dial(org, CUSTOMER);
+    const sipp = await trunk.done;
+    // sipp took the REFER (202), told how it went (NOTIFY 200), and then got our BYE.
+    expect(sipp.code, sipp.errors || sipp.output).toBe(0);
+    const { call, events } = await rig.finished(org, callId);
+    expect(call.status).toBe('completed');
+    expect(events.find((event) => event.type === 'call.transferred')?.data).toEqual({ to: '+14155550199' });
+  }, 60_000);
+
+  it('hears the keys the trunk’s callee presses (RFC 4733 events)', async () => {
+    const trunk = await startSipp({ scenario: 'uas_keys_then_bye.xml', timeoutSeconds: 30 });
+    const org = await rig.organization({ port: trunk.port });
+    const callId = await rig.dial(org, CUSTOMER);
+    const sipp = await trunk.done;
+    expect(sipp.code, sipp.errors || sipp.output).toBe(0);
+    const { events } = await rig.finished(org, callId);
+    expect(events.filter((event) => event.type === 'call.dtmf').map((event) => event.data.digit)).toEqual([
+      '1',
+      '2',
+      '#',
+    ]);
+  }, 60_000);
 });
 
 const LONG_ANSWER =

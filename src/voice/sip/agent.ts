@@ -141,7 +141,7 @@ export class SipAgent implements SipCallControl {
     call.leg = {
       hangUp: () =>
         call.state === 'answered' ? void outgoing.bye().catch(() => undefined) : outgoing.cancel(),
-      refer: (target) => outgoing.refer(target),
+      refer: (target) => referAndWait(outgoing, target),
     };
     outgoing.onProgress = (status) => {
       if (status < 180) return;
@@ -271,7 +271,7 @@ export class SipAgent implements SipCallControl {
     const call = this.#track(tenant, record.id, incoming.callId, 'inbound', ports);
     call.leg = {
       hangUp: () => void incoming.bye().catch(() => undefined),
-      refer: (target) => incoming.refer(target),
+      refer: (target) => referAndWait(incoming, target),
     };
     this.deps.runtime.prepare?.(
       tenant,
@@ -345,6 +345,33 @@ export class SipAgent implements SipCallControl {
   #localSdp(ports: MediaPorts): LocalSdp {
     return { address: this.deps.config.publicHost, port: ports.port, sessionId: newSessionId(), version: 1 };
   }
+}
+
+/** How long a transfer waits for the trunk's NOTIFY saying how the new call went. */
+const TRANSFER_NOTIFY_WAIT_MS = 5000;
+
+/**
+ * REFER, then wait for the NOTIFY whose sipfrag is final (RFC 3515, RFC 5589 §6): 200 means the far
+ * end reached the target and our leg may go; a failure keeps the call with us. A trunk that accepted
+ * the REFER but never says how it went counts as done after a few seconds.
+ */
+async function referAndWait(
+  call: { refer(target: string): Promise<number>; onReferProgress?: (status: number) => void },
+  target: string,
+): Promise<number> {
+  let settle: (status: number) => void = () => {};
+  const notified = new Promise<number>((resolve) => {
+    settle = resolve;
+  });
+  call.onReferProgress = (status) => {
+    if (status >= 200) settle(status);
+  };
+  const status = await call.refer(target);
+  if (status < 200 || status >= 300) return status;
+  const timer = setTimeout(() => settle(status), TRANSFER_NOTIFY_WAIT_MS);
+  const final = await notified;
+  clearTimeout(timer);
+  return final;
 }
 
 function permanent(message: string): ProviderError {
