@@ -38,7 +38,7 @@ function nextNumber(): string {
 }
 
 /** An organization with carrier_a credentials (known to the simulator), an assistant and a routed number. */
-function organization(options: { credentials?: boolean } = {}): Promise<Org> {
+function organization(options: { credentials?: boolean; number?: boolean } = {}): Promise<Org> {
   return f.carrierOrganization({ sim, ...options });
 }
 
@@ -388,6 +388,41 @@ describe('error rows of the document', () => {
       .where(eq(calls.organizationId, org.admin.organizationId));
     expect(row).toMatchObject({ status: 'failed', callSid: null });
     expect(String(row!.callMeta.error)).toContain('500');
+  });
+
+  it('400 for a number on sip_trunk without a trunk; 502 with the reason while the SIP agent is off', async () => {
+    const org = await organization({ number: false });
+    const number = nextNumber();
+    const registered = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers',
+      headers: org.admin.headers,
+      payload: { phone_number: number, provider: 'sip_trunk', assistant_id: org.assistantId },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+    expectError(
+      await initiate(org.admin.headers, { from_phone_number: number, to_phone_number: nextNumber() }),
+      400,
+      /sip_trunk credentials/,
+    );
+    const trunk = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/organization',
+      headers: org.admin.headers,
+      payload: { sip_trunk_config: { sip_domain: 'trunk.example.com' } },
+    });
+    expect(trunk.statusCode, trunk.body).toBe(200);
+    // This platform never started its SIP agent (SIP_ENABLED=false does the same).
+    expectError(
+      await initiate(org.admin.headers, { from_phone_number: number, to_phone_number: nextNumber() }),
+      502,
+      /SIP agent is not running/,
+    );
+    const rows = await t.database.db
+      .select()
+      .from(calls)
+      .where(eq(calls.organizationId, org.admin.organizationId));
+    expect(rows.map((row) => row.status)).toEqual(['failed']);
   });
 });
 
