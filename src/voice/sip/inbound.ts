@@ -49,7 +49,7 @@ export type Admission =
 
 export async function admitInvite(invite: InboundInvite, deps: InboundDeps): Promise<Admission> {
   const refuse = (why: RefusalReason): Admission => ({ kind: 'refuse', status: 403, why });
-  const dialled = toE164(unescaped(invite.dialled));
+  const dialled = dialledNumber(unescaped(invite.dialled));
   const number = dialled ? await deps.numberOf(dialled) : undefined;
   if (number?.provider !== 'sip_trunk') return refuse('unknown-number');
   const trunk = await deps.trunkOf(number.organizationId, number);
@@ -73,10 +73,18 @@ export async function admitInvite(invite: InboundInvite, deps: InboundDeps): Pro
     realm: deps.realm,
     password: (username) => (username === credentials.username ? credentials.password : undefined),
     checkNonce: (nonce) => deps.nonces.check(nonce),
+    // Credentials made for another Request-URI are not replayed onto this one.
+    uri: invite.requestUri,
   });
   if (verified.ok) return { kind: 'accept', number, trunk, by: 'credentials' };
   if (verified.reason === 'stale') return challenge(true);
   return refuse('bad-credentials');
+}
+
+/** The number a Request-URI's user part names: E.164, with or without its `+` (trunks send both). */
+function dialledNumber(user: string): string | undefined {
+  const bare = user.split(';')[0] ?? '';
+  return toE164(bare) ?? (/^[1-9][0-9]{6,14}$/.test(bare) ? toE164(`+${bare}`) : undefined);
 }
 
 /** A URI user part with its %-escapes undone (`%2B1415…`); as written when they are malformed. */
