@@ -72,9 +72,9 @@ export async function admitInvite(invite: InboundInvite, deps: InboundDeps): Pro
     method: 'INVITE',
     realm: deps.realm,
     password: (username) => (username === credentials.username ? credentials.password : undefined),
+    // The digest-uri is not compared with the Request-URI: trunks and phones write it in other
+    // forms (sipp names the host only). A reply is bounded by the nonce's five minutes instead.
     checkNonce: (nonce) => deps.nonces.check(nonce),
-    // Credentials made for another Request-URI are not replayed onto this one.
-    uri: invite.requestUri,
   });
   if (verified.ok) return { kind: 'accept', number, trunk, by: 'credentials' };
   if (verified.reason === 'stale') return challenge(true);
