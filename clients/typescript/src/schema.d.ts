@@ -6138,6 +6138,14 @@ export interface operations {
             username?: string;
             /** @description SIP password */
             password?: string;
+            /** @description The trunk’s SIP port; 5060 (5061 over TLS) */
+            port?: number;
+            /** @enum {string} */
+            transport?: 'udp' | 'tcp' | 'tls';
+            /** @description Addresses (IPv4/IPv6, or CIDR blocks) inbound calls may come from without credentials; none: the addresses sip_domain resolves to */
+            inbound_addresses?: string[];
+            /** @description Register with the trunk (username and password) and keep the registration fresh */
+            register?: boolean;
           } | null;
           carrier_a?: {
             account_sid: string;
