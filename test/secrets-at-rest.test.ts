@@ -679,7 +679,7 @@ describe('error answers', () => {
       {
         method: 'PUT',
         url: '/api/v1/organization',
-        payload: { sip_trunk_config: { password: leaked, port: 1 } },
+        payload: { sip_trunk_config: { password: leaked, port: 0 } },
       },
       {
         method: 'POST',
