@@ -75,6 +75,27 @@ describe('an outbound call through the trunk', () => {
     expect((await rig.finished(org, callId)).call.status).toBe('completed');
   }, 60_000);
 
+  it('goes over TCP when the trunk says so, challenge and all', async () => {
+    const trunk = await startSipp({ scenario: 'uas_401_tcp.xml', transport: 'tcp', timeoutSeconds: 30 });
+    const org = await rig.organization({
+      port: trunk.port,
+      transport: 'tcp',
+      username: 'alice',
+      password: 's3cret',
+    });
+    const callId = await rig.dial(org, CUSTOMER);
+    expect(await rig.reached(org, callId, 'in-progress')).toBe('in-progress');
+    const ended = await rig.t.app.inject({
+      method: 'POST',
+      url: `/api/v1/calls/${callId}/end`,
+      headers: org.admin.headers,
+    });
+    expect(ended.statusCode, ended.body).toBeLessThan(300);
+    const sipp = await trunk.done;
+    expect(sipp.code, sipp.errors || sipp.output).toBe(0);
+    expect((await rig.finished(org, callId)).call.status).toBe('completed');
+  }, 60_000);
+
   it('is refused with a wrong password: failed, with the trunk’s 403 kept', async () => {
     const trunk = await startSipp({ scenario: 'uas_401_then_200.xml', timeoutSeconds: 30 });
     const org = await rig.organization({ port: trunk.port, username: 'alice', password: 'wrong' });
