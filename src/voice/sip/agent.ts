@@ -30,7 +30,7 @@ import type { Peer } from '../../sip/transaction-common.js';
 import { SipTransport } from '../../sip/transport.js';
 import type { SipTransportName } from '../../sip/transport-types.js';
 import { parseUri } from '../../sip/uri.js';
-import { type IncomingCall, UserAgent } from '../../sip/user-agent.js';
+import { type IncomingCall, type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
 import { MULAW_8K } from '../audio.js';
 import { admitInvite, type InboundDeps } from './inbound.js';
 import type { SipMetrics } from './metrics.js';
@@ -126,16 +126,30 @@ export class SipAgent implements SipCallControl {
     const local = this.#localSdp(ports);
     const transport = trunk.transport;
     const domain = trunk.domain;
-    const outgoing = this.#ua.invite({
-      requestUri: `sip:${request.to}@${domain}${portPart(trunk)}${transportPart(transport)}`,
-      from: { uri: `sip:${request.from}@${domain}` },
-      to: `sip:${request.to}@${domain}`,
-      destination,
-      transport,
-      sdp: makeOffer(local),
-      ...(trunk.credentials ? { credentials: trunk.credentials } : {}),
-      ringTimeoutMs: (request.timeoutSeconds ?? this.deps.config.ringTimeoutSeconds) * 1000,
-    });
+    let outgoing: OutgoingCall;
+    try {
+      outgoing = this.#ua.invite({
+        requestUri: `sip:${request.to}@${domain}${portPart(trunk)}${transportPart(transport)}`,
+        from: { uri: `sip:${request.from}@${domain}` },
+        to: `sip:${request.to}@${domain}`,
+        destination,
+        transport,
+        sdp: makeOffer(local),
+        ...(trunk.credentials ? { credentials: trunk.credentials } : {}),
+        ringTimeoutMs: (request.timeoutSeconds ?? this.deps.config.ringTimeoutSeconds) * 1000,
+      });
+    } catch (error) {
+      // The INVITE could not even be handed to a socket (a connection limit, a closed transport).
+      await this.#ports.release(ports);
+      throw new ProviderError(
+        `The INVITE could not be sent: ${error instanceof Error ? error.message : error}`,
+        {
+          provider: PROVIDER,
+          retryable: true,
+          cause: error,
+        },
+      );
+    }
     const tenant = this.deps.tenantOf(request.organizationId);
     const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports);
     call.leg = {
@@ -265,6 +279,16 @@ export class SipAgent implements SipCallControl {
       });
     if (!record || incoming.phase !== 'pending') {
       await this.#ports.release(ports);
+      // The caller gave up (CANCEL) while the call was being recorded: its record ends too.
+      if (record)
+        await this.deps.calls
+          .applyStatus(tenant.organizationId, record.id, {
+            kind: 'call_status',
+            callSid: incoming.callId,
+            status: 'canceled',
+            durationSeconds: 0,
+          })
+          .catch(() => undefined);
       return incoming.reject(480);
     }
     incoming.ringing();
