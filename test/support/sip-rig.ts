@@ -29,6 +29,8 @@ export interface TrunkOptions {
   password?: string;
   inboundEnabled?: boolean;
   inboundAddresses?: string[];
+  /** Whether the agent registers with the trunk (`sip_trunk_config.register`). */
+  register?: boolean;
   /** What the speech-to-text simulator hears, utterance by utterance. */
   heard?: string[];
   /** What the language model answers, in order. */
@@ -133,6 +135,7 @@ export async function startSipRig(env: Record<string, string> = {}): Promise<Sip
             transport: options.transport ?? 'udp',
             inbound_enabled: options.inboundEnabled ?? true,
             ...(options.inboundAddresses ? { inbound_addresses: options.inboundAddresses } : {}),
+            ...(options.register === undefined ? {} : { register: options.register }),
             ...(options.username ? { username: options.username } : {}),
             ...(options.password ? { password: options.password } : {}),
           },
