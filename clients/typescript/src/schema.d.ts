@@ -6138,6 +6138,14 @@ export interface operations {
             username?: string;
             /** @description SIP password */
             password?: string;
+            /** @description The trunk’s SIP port; 5060 (5061 over TLS) */
+            port?: number;
+            /** @enum {string} */
+            transport?: 'udp' | 'tcp' | 'tls';
+            /** @description Addresses (IPv4/IPv6, or CIDR blocks) inbound calls may come from without credentials; none: the addresses sip_domain resolves to */
+            inbound_addresses?: string[];
+            /** @description Register with the trunk (username and password) and keep the registration fresh */
+            register?: boolean;
           } | null;
           carrier_a?: {
             account_sid: string;
@@ -6410,6 +6418,29 @@ export interface operations {
                   reason: string;
                 }[];
               };
+            };
+            /** @description The organization's SIP trunk as the SIP agent last checked it */
+            sip_trunk?: {
+              /**
+               * @description Whether this process runs the SIP agent (SIP_ENABLED)
+               * @enum {string}
+               */
+              agent: 'running' | 'off';
+              /** @description The trunk answered the last OPTIONS ping (below 500, not 408); null before the first */
+              reachable: boolean | null;
+              /** @description The last ping's SIP status (408: no answer, 503: not delivered) */
+              last_status: number | null;
+              /** @description The last answered ping's round trip */
+              rtt_ms: number | null;
+              checked_at: string | null;
+              /**
+               * @description Our registration with the trunk (`register: true`); off when it does not register
+               * @enum {string}
+               */
+              registration: 'registered' | 'registering' | 'failed' | 'off';
+              registration_status: number | null;
+              /** @description Why the trunk could not be checked */
+              detail: string | null;
             };
           };
         };
