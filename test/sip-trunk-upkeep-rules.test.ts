@@ -6,6 +6,8 @@
  * The user agent here answers as a script says, so that every moment can be checked.
  */
 import { describe, expect, it } from 'vitest';
+import { sipTrunkStatus } from '../src/domains/organizations/trunk-status.js';
+import { SipTrunkAdapter } from '../src/providers/carriers/sip-trunk.js';
 import type { PacerTimers } from '../src/sip/rtp-pacer.js';
 import type { Peer } from '../src/sip/transaction-common.js';
 import type { RegisterOptions, Registration } from '../src/sip/user-agent.js';
@@ -214,5 +216,22 @@ describe('TrunkUpkeep', () => {
     await clock.advance(5000);
     expect(pings).toHaveLength(sent);
     expect(upkeep.health(1)).toBeUndefined();
+  });
+});
+
+describe('the readiness report’s sip_trunk', () => {
+  it('says the agent is off, and nothing else, when no SIP agent runs in the process', () => {
+    const adapter = new SipTrunkAdapter();
+    expect(adapter.health(1)).toBeUndefined();
+    expect(sipTrunkStatus(adapter, 1, { sip_domain: 'trunk.example.com', register: true })).toEqual({
+      agent: 'off',
+      reachable: null,
+      last_status: null,
+      rtt_ms: null,
+      checked_at: null,
+      registration: 'off',
+      registration_status: null,
+      detail: null,
+    });
   });
 });
