@@ -89,6 +89,8 @@ export async function startSipRig(env: Record<string, string> = {}): Promise<Sip
       SIP_PUBLIC_HOST: '127.0.0.1',
       RTP_PORT_MIN: String(rtpMin),
       RTP_PORT_MAX: String(rtpMin + 199),
+      // No trunk upkeep rounds unless a test asks: sipp takes an OPTIONS ping for a call of its scenario.
+      SIP_TRUNK_CHECK_INTERVAL_SECONDS: '3600',
       ...env,
     },
     { listen: true },
