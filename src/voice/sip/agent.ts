@@ -5,7 +5,8 @@
  * adapter exactly as through a carrier's; here each becomes an INVITE through the organization's
  * trunk (`trunkSettings`), or, inbound, an INVITE the trunk sends us, admitted by `admitInvite`.
  * Every call is a `TrunkCall`: its statuses go to `CallService.applyStatus`, its audio to the voice
- * runtime, like a carrier's media stream.
+ * runtime, like a carrier's media stream. The trunks themselves are kept in view by its
+ * `TrunkUpkeep` (OPTIONS pings as their health, registrations), started and stopped with it.
  *
  * Calls live in the process whose agent holds their dialog; the agent answers only on its own
  * sockets, so the trunk keeps talking to the process that set the call up.
