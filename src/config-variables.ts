@@ -227,6 +227,11 @@ export const variables = {
     'How long an outbound SIP trunk call rings before it is cancelled and ends as no-answer.',
     integer(5, 600),
   ),
+  SIP_TRUNK_CHECK_INTERVAL_SECONDS: variable(
+    '30',
+    "How often the SIP agent pings each organization's trunk (OPTIONS) and checks its registration.",
+    integer(1, 3600),
+  ),
   RTP_PORT_MIN: variable(
     '10000',
     'First port of the RTP range (even; each call takes two ports).',

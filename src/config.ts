@@ -38,6 +38,8 @@ export interface SipConfig {
   rtpPorts: { min: number; max: number };
   /** An outbound call rings this long before it is cancelled (no-answer). */
   ringTimeoutSeconds: number;
+  /** Between two rounds of trunk upkeep (OPTIONS pings, registrations). */
+  trunkCheckIntervalSeconds: number;
   tls?: { port: number; certFile: string; keyFile: string };
 }
 
@@ -223,6 +225,7 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
       publicHost: read('SIP_PUBLIC_HOST') ?? sipHost,
       rtpPorts,
       ringTimeoutSeconds: readOr('SIP_RING_TIMEOUT_SECONDS'),
+      trunkCheckIntervalSeconds: readOr('SIP_TRUNK_CHECK_INTERVAL_SECONDS'),
       ...(tlsPort !== undefined && certFile && keyFile ? { tls: { port: tlsPort, certFile, keyFile } } : {}),
     };
   }

@@ -101,6 +101,7 @@ describe('defaults', () => {
       publicHost: '127.0.0.1',
       rtpPorts: { min: 10000, max: 20000 },
       ringTimeoutSeconds: 60,
+      trunkCheckIntervalSeconds: 30,
     });
     const sip = loadConfig({
       HOST: '0.0.0.0',
@@ -120,6 +121,7 @@ describe('defaults', () => {
       publicHost: '203.0.113.7',
       rtpPorts: { min: 40000, max: 40099 },
       ringTimeoutSeconds: 60,
+      trunkCheckIntervalSeconds: 30,
       tls: { port: 5061, certFile: '/etc/sb/cert.pem', keyFile: '/etc/sb/key.pem' },
     });
   });

@@ -29,6 +29,8 @@ export interface TrunkOptions {
   password?: string;
   inboundEnabled?: boolean;
   inboundAddresses?: string[];
+  /** Whether the agent registers with the trunk (`sip_trunk_config.register`). */
+  register?: boolean;
   /** What the speech-to-text simulator hears, utterance by utterance. */
   heard?: string[];
   /** What the language model answers, in order. */
@@ -87,6 +89,8 @@ export async function startSipRig(env: Record<string, string> = {}): Promise<Sip
       SIP_PUBLIC_HOST: '127.0.0.1',
       RTP_PORT_MIN: String(rtpMin),
       RTP_PORT_MAX: String(rtpMin + 199),
+      // No trunk upkeep rounds unless a test asks: sipp takes an OPTIONS ping for a call of its scenario.
+      SIP_TRUNK_CHECK_INTERVAL_SECONDS: '3600',
       ...env,
     },
     { listen: true },
@@ -133,6 +137,7 @@ export async function startSipRig(env: Record<string, string> = {}): Promise<Sip
             transport: options.transport ?? 'udp',
             inbound_enabled: options.inboundEnabled ?? true,
             ...(options.inboundAddresses ? { inbound_addresses: options.inboundAddresses } : {}),
+            ...(options.register === undefined ? {} : { register: options.register }),
             ...(options.username ? { username: options.username } : {}),
             ...(options.password ? { password: options.password } : {}),
           },

@@ -6419,6 +6419,29 @@ export interface operations {
                 }[];
               };
             };
+            /** @description The organization's SIP trunk as the SIP agent last checked it */
+            sip_trunk?: {
+              /**
+               * @description Whether this process runs the SIP agent (SIP_ENABLED)
+               * @enum {string}
+               */
+              agent: 'running' | 'off';
+              /** @description The trunk answered the last OPTIONS ping (below 500, not 408); null before the first */
+              reachable: boolean | null;
+              /** @description The last ping's SIP status (408: no answer, 503: not delivered) */
+              last_status: number | null;
+              /** @description The last answered ping's round trip */
+              rtt_ms: number | null;
+              checked_at: string | null;
+              /**
+               * @description Our registration with the trunk (`register: true`); off when it does not register
+               * @enum {string}
+               */
+              registration: 'registered' | 'registering' | 'failed' | 'off';
+              registration_status: number | null;
+              /** @description Why the trunk could not be checked */
+              detail: string | null;
+            };
           };
         };
       };

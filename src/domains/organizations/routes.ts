@@ -154,6 +154,30 @@ const ProviderStatus = Type.Object({
   ),
 });
 
+const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
+const SipTrunkStatus = Type.Object(
+  {
+    agent: Type.Union([Type.Literal('running'), Type.Literal('off')], {
+      description: 'Whether this process runs the SIP agent (SIP_ENABLED)',
+    }),
+    reachable: Type.Union([Type.Boolean(), Type.Null()], {
+      description: 'The trunk answered the last OPTIONS ping (below 500, not 408); null before the first',
+    }),
+    last_status: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The last ping's SIP status (408: no answer, 503: not delivered)",
+    }),
+    rtt_ms: Type.Union([Type.Number(), Type.Null()], { description: "The last answered ping's round trip" }),
+    checked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    registration: Type.Union(
+      [Type.Literal('registered'), Type.Literal('registering'), Type.Literal('failed'), Type.Literal('off')],
+      { description: 'Our registration with the trunk (`register: true`); off when it does not register' },
+    ),
+    registration_status: NullableInteger,
+    detail: Type.Union([Type.String(), Type.Null()], { description: 'Why the trunk could not be checked' }),
+  },
+  { description: "The organization's SIP trunk as the SIP agent last checked it" },
+);
+
 const limitsFor = (providers: readonly string[]) =>
   Type.Object(Object.fromEntries(providers.map((p) => [p, Type.Optional(Limit)])), {
     additionalProperties: false,
@@ -313,6 +337,7 @@ export function organizationRoutes(app: App, organizations: OrganizationService)
               stt: ProviderStatus,
               tts: ProviderStatus,
             }),
+            sip_trunk: Type.Optional(SipTrunkStatus),
           }),
         },
       },

@@ -25,6 +25,7 @@ import { listFallbackKeys } from '../fallback-keys/reads.js';
 import type { Principal } from '../identity/principal.js';
 import { type Credential, maskCredential, mergeCredential } from './credentials.js';
 import * as store from './store.js';
+import { sipTrunkStatus } from './trunk-status.js';
 
 export const BYO_INACTIVE_REASON =
   'settings.hipaa_enabled is true and no business associate agreement is recorded (settings.baa_signed): ' +
@@ -274,7 +275,10 @@ export class OrganizationService {
     });
   }
 
-  /** Per provider kind: which providers have usable credentials, which are inactive and why. */
+  /**
+   * Per provider kind: which providers have usable credentials, which are inactive and why; and the
+   * SIP trunk's health when the organization has one.
+   */
   async configurationStatus(principal: Principal) {
     const details = await this.#details(this.deps.db, principal);
     const fallbacks = await listFallbackKeys(this.deps.db, principal.tenant);
@@ -356,7 +360,12 @@ export class OrganizationService {
     const missing = (Object.keys(kinds) as ProviderKind[])
       .filter((k) => !providers[k].ready)
       .map((k) => MISSING[k]);
-    return { ready: missing.length === 0, missing, providers };
+    const trunk = details.row.sipTrunkConfig;
+    const sip_trunk =
+      trunk && typeof sipDomain === 'string' && sipDomain !== ''
+        ? sipTrunkStatus(this.deps.carriers.sip_trunk, details.row.id, trunk)
+        : undefined;
+    return { ready: missing.length === 0, missing, providers, ...(sip_trunk ? { sip_trunk } : {}) };
   }
 
   async updateConcurrency(

@@ -1,5 +1,5 @@
 /** SQL of organizations as seen by their members, and of their stored credentials. */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { organizations, providerCredentials } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -101,4 +101,17 @@ export async function replaceWebhookSecret(ex: Executor, tenant: Tenant, sealed:
     .where(eq(organizations.id, tenant.organizationId))
     .returning({ id: organizations.id });
   return rows.length === 1;
+}
+
+/**
+ * Every organization whose SIP trunk names a `sip_domain`, platform-wide: for the SIP agent's trunk
+ * upkeep (pings, registrations), which serves all of them and has no principal.
+ */
+export async function organizationsWithTrunkOnPlatform(ex: Executor): Promise<number[]> {
+  const rows = await ex
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(sql`coalesce(${organizations.sipTrunkConfig} ->> 'sip_domain', '') <> ''`)
+    .orderBy(asc(organizations.id));
+  return rows.map((row) => row.id);
 }

@@ -26,6 +26,19 @@ export interface SipCallControl {
   sendDigits(callSid: string, digits: string): Promise<void>;
   /** An OPTIONS ping to the trunk: alive when it answers at all (a challenge counts). */
   probe(trunk: CarrierCredentials): Promise<CredentialCheck>;
+  /** The organization's trunk as the agent's upkeep last checked it; undefined when it has none. */
+  health(organizationId: number): SipTrunkHealth | undefined;
+}
+
+/** A trunk's health (`voice/sip/trunk-upkeep.ts`). */
+export interface SipTrunkHealth {
+  reachable: boolean | null;
+  status: number | null;
+  rttMs: number | null;
+  checkedAt: Date | null;
+  registration: 'registered' | 'registering' | 'failed' | 'off';
+  registrationStatus: number | null;
+  detail: string | null;
 }
 
 const PROVIDER = 'sip_trunk' as const;
@@ -37,6 +50,16 @@ export class SipTrunkAdapter implements CarrierAdapter {
   /** The agent listens: calls go through it from now on. */
   bind(agent: SipCallControl | undefined): void {
     this.#agent = agent;
+  }
+
+  /** Whether the SIP agent runs in this process. */
+  get running(): boolean {
+    return this.#agent !== undefined;
+  }
+
+  /** The trunk's health; undefined when the agent is off or the organization has no trunk. */
+  health(organizationId: number): SipTrunkHealth | undefined {
+    return this.#agent?.health(organizationId);
   }
 
   #control(): SipCallControl {

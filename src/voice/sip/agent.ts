@@ -5,7 +5,8 @@
  * adapter exactly as through a carrier's; here each becomes an INVITE through the organization's
  * trunk (`trunkSettings`), or, inbound, an INVITE the trunk sends us, admitted by `admitInvite`.
  * Every call is a `TrunkCall`: its statuses go to `CallService.applyStatus`, its audio to the voice
- * runtime, like a carrier's media stream.
+ * runtime, like a carrier's media stream. The trunks themselves are kept in view by its
+ * `TrunkUpkeep` (OPTIONS pings as their health, registrations), started and stopped with it.
  *
  * Calls live in the process whose agent holds their dialog; the agent answers only on its own
  * sockets, so the trunk keeps talking to the process that set the call up.
@@ -28,14 +29,14 @@ import { systemTimers } from '../../sip/rtp-pacer.js';
 import { answerOffer, type LocalSdp, makeOffer, newSessionId, readAnswer } from '../../sip/sdp.js';
 import type { Peer } from '../../sip/transaction-common.js';
 import { SipTransport } from '../../sip/transport.js';
-import type { SipTransportName } from '../../sip/transport-types.js';
 import { parseUri } from '../../sip/uri.js';
 import { type IncomingCall, type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
 import { MULAW_8K } from '../audio.js';
 import { admitInvite, type InboundDeps } from './inbound.js';
 import type { SipMetrics } from './metrics.js';
 import { TrunkCall } from './trunk-call.js';
-import { type TrunkSettings, trunkSettings } from './trunk-settings.js';
+import { portPart, type TrunkSettings, transportPart, trunkSettings } from './trunk-settings.js';
+import { type TrunkHealth, TrunkUpkeep } from './trunk-upkeep.js';
 import type { CallStatusEvent, SipRuntime } from './types.js';
 
 const PROVIDER = 'sip_trunk';
@@ -59,6 +60,12 @@ export interface SipAgentDeps {
   log: { info(object: object, message: string): void; warn(object: object, message: string): void };
   /** Resolves the trunk's host for outbound calls (the inbound deps' resolver by default). */
   lookup?: (host: string) => Promise<string[]>;
+  /** The trunks to keep in view (OPTIONS pings, registrations): none without it. */
+  trunks?: {
+    organizations(): Promise<number[]>;
+    trunkOf(organizationId: number): Promise<TrunkSettings | undefined>;
+    intervalMs?: number;
+  };
 }
 
 export class SipAgent implements SipCallControl {
@@ -67,6 +74,7 @@ export class SipAgent implements SipCallControl {
   #transport!: SipTransport;
   #ua!: UserAgent;
   readonly #inbound: InboundDeps;
+  #upkeep: TrunkUpkeep | undefined;
 
   private constructor(private readonly deps: SipAgentDeps) {
     this.#ports = new PortRange({
@@ -91,6 +99,8 @@ export class SipAgent implements SipCallControl {
       publicHost: config.publicHost,
       ...(config.tls && tls ? { tls: { port: config.tls.port, ...tls } } : {}),
       onMessage: (message, source, transport) => agent.#ua.receive(message, source, transport),
+      onTransportError: (destination, _error, transport) =>
+        agent.#upkeep?.transportError(destination, transport),
       log: { warn: (object, message) => deps.log.warn(object, message) },
     });
     agent.#ua = new UserAgent({
@@ -99,6 +109,18 @@ export class SipAgent implements SipCallControl {
       log: { warn: (object, message) => deps.log.warn(object, message), debug: () => {} },
       onInvite: (call) => void agent.#answer(call),
     });
+    if (deps.trunks) {
+      agent.#upkeep = new TrunkUpkeep({
+        ua: agent.#ua,
+        organizations: deps.trunks.organizations,
+        trunkOf: deps.trunks.trunkOf,
+        destination: (trunk) => agent.#destination(trunk),
+        timers: systemTimers,
+        ...(deps.trunks.intervalMs === undefined ? {} : { intervalMs: deps.trunks.intervalMs }),
+        log: deps.log,
+      });
+      agent.#upkeep.start();
+    }
     deps.log.info({ sip: agent.address }, 'SIP agent listening');
     return agent;
   }
@@ -224,8 +246,14 @@ export class SipAgent implements SipCallControl {
     }
   }
 
-  /** Ends every call (BYE, CANCEL), then closes the sockets. */
+  /** The organization's trunk as last checked (undefined: no trunk, or no upkeep). */
+  health(organizationId: number): TrunkHealth | undefined {
+    return this.#upkeep?.health(organizationId);
+  }
+
+  /** Ends every call (BYE, CANCEL) and registration, then closes the sockets. */
   async stop(): Promise<void> {
+    await this.#upkeep?.stop();
     for (const call of this.#calls.values()) call.hangUp();
     await this.#ua.close().catch(() => undefined);
     await this.#transport.close();
@@ -400,15 +428,6 @@ async function referAndWait(
 
 function permanent(message: string): ProviderError {
   return new ProviderError(message, { provider: PROVIDER, retryable: false });
-}
-
-function portPart(trunk: TrunkSettings): string {
-  const standard = trunk.transport === 'tls' ? 5061 : 5060;
-  return trunk.port === standard ? '' : `:${trunk.port}`;
-}
-
-function transportPart(transport: SipTransportName): string {
-  return transport === 'udp' ? '' : `;transport=${transport}`;
 }
 
 /** The user part of a SIP URI (`sip:+14155550100@host` → `+14155550100`). */

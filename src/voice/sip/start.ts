@@ -1,7 +1,8 @@
 /**
  * Starts the platform's SIP agent (when `SIP_ENABLED`) on the platform's own pieces: the number
  * lookup and trunk settings of the calls' organizations, `CallService` for records and statuses, the
- * voice runtime for the talking. Binds the `sip_trunk` adapter to it, so that services reach it.
+ * voice runtime for the talking; the organizations with a trunk for its upkeep (pings, registrations).
+ * Binds the `sip_trunk` adapter to it, so that services reach it.
  */
 import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import type { CallService } from '../../domains/calls/service.js';
+import { organizationsWithTrunkOnPlatform } from '../../domains/organizations/reads.js';
 import { findNumberOnPlatform } from '../../domains/phone-numbers/reads.js';
 import type { ConfigResolver } from '../../domains/runtime/resolve-config.js';
 import type { Carriers } from '../../providers/carriers/index.js';
@@ -70,6 +72,16 @@ export async function startSipAgent(deps: SipStartDeps): Promise<SipAgent> {
           return credentials ? trunkSettings(credentials) : undefined;
         },
         addressesOf,
+      },
+      trunks: {
+        organizations: () => organizationsWithTrunkOnPlatform(db),
+        async trunkOf(organizationId) {
+          const { credentials } = await resolver.telephonyCredentials(new Tenant(organizationId), {
+            provider: 'sip_trunk',
+          });
+          return credentials ? trunkSettings(credentials) : undefined;
+        },
+        intervalMs: sip.trunkCheckIntervalSeconds * 1000,
       },
       metrics: new SipMetrics(deps.registry),
       log: deps.log,

@@ -49,6 +49,16 @@ export function trunkSettings(values: Readonly<Record<string, string>>): TrunkSe
   };
 }
 
+/** The port in a URI to the trunk: none when it is the transport's standard one. */
+export function portPart(trunk: TrunkSettings): string {
+  return trunk.port === DEFAULT_PORT[trunk.transport] ? '' : `:${trunk.port}`;
+}
+
+/** The URI parameter naming a stream transport (UDP is the default and goes unnamed). */
+export function transportPart(transport: SipTransportName): string {
+  return transport === 'udp' ? '' : `;transport=${transport}`;
+}
+
 /**
  * Whether `address` lies in one of `blocks` (addresses or CIDR blocks; IPv4-mapped IPv6 sources
  * compare as IPv4). Entries that are not addresses are ignored: they were refused when saved.
