@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { and, eq, gt, max } from 'drizzle-orm';
 import { calls } from '../src/db/schema/index.js';
 import { startSipp } from '../test/support/sipp.js';
-import type { PhoneReport, SimsReady } from './fixtures/voice-sims.js';
+import type { PhoneReport, SimsCpu, SimsReady } from './fixtures/voice-sims.js';
 import { benchUser, percentile, startBenchPlatform, table } from './support.js';
 
 const SIMS = fileURLToPath(new URL('./fixtures/voice-sims.ts', import.meta.url));
@@ -58,6 +58,7 @@ interface StepResult {
   endToEnd: { p50: number; p95: number };
   cpuPercentPerCall: number;
   cpuPercentTotal: number;
+  simsCpuPercent: number;
   seconds: number;
   load: number;
   note: string;
@@ -72,6 +73,16 @@ const ms = (value: number) => (Number.isFinite(value) ? Number(value.toFixed(1))
 /** SIP ÷ carrier; a carrier figure under 0.5 (ms or %) gives no ratio. */
 const ratio = (sip: number, carrier: number) =>
   Number.isFinite(sip) && carrier >= 0.5 ? `${(sip / carrier).toFixed(2)}×` : '—';
+
+/**
+ * A ratio of latencies with its difference: `platform_ms` is stored in whole milliseconds, so at 1–2 ms
+ * a ratio of 2× or 0.5× is one millisecond of rounding — the difference says so.
+ */
+const ratioMs = (sip: number, carrier: number) => {
+  if (!Number.isFinite(sip) || !Number.isFinite(carrier)) return '—';
+  const difference = sip - carrier;
+  return `${ratio(sip, carrier)} (${difference >= 0 ? '+' : '−'}${Math.abs(difference).toFixed(0)} ms)`;
+};
 
 function argument(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -88,11 +99,18 @@ export async function run(args: string[] = []): Promise<void> {
   });
   const waiting = new Map<string, (report: PhoneReport) => void>();
   const early = new Map<string, PhoneReport>();
+  const cpuWaiters: Array<(seconds: number) => void> = [];
+  /** CPU seconds the simulators' process has used so far. */
+  const simsCpu = () =>
+    new Promise<number>((resolve) => {
+      cpuWaiters.push(resolve);
+      sims.send({ type: 'cpu' });
+    });
   const ready = new Promise<SimsReady>((resolve, reject) => {
     sims.once('exit', (code) => reject(new Error(`simulators exited (${code})`)));
-    sims.on('message', (message: SimsReady | PhoneReport | { type: 'cpu' }) => {
+    sims.on('message', (message: SimsReady | PhoneReport | SimsCpu) => {
       if (message.type === 'ready') resolve(message);
-      else if (message.type !== 'call') return;
+      else if (message.type === 'cpu') cpuWaiters.shift()?.(message.seconds);
       else if (waiting.has(message.callSid)) waiting.get(message.callSid)!(message);
       else early.set(message.callSid, message);
     });
@@ -226,10 +244,12 @@ export async function run(args: string[] = []): Promise<void> {
 
     const runStep = async (path: Path, n: number): Promise<StepResult> => {
       const cpuBefore = process.cpuUsage();
+      const simsBefore = await simsCpu();
       const started = performance.now();
       const { ids, note } = await (path === 'sip' ? sipCalls(n) : carrierCalls(n));
       const cpu = process.cpuUsage(cpuBefore);
       const seconds = (performance.now() - started) / 1000;
+      const simsAfter = await simsCpu();
       const load = loadavg()[0]!;
       const records = await Promise.all(ids.map(recordOf));
       const replies = records.flatMap((r) => r.turns.filter((t) => t.kind === 'reply'));
@@ -248,6 +268,7 @@ export async function run(args: string[] = []): Promise<void> {
         endToEnd: figures(numbers(replies.map((t) => t.end_to_end_ms))),
         cpuPercentPerCall: callSeconds > 0 ? (cpuSeconds / callSeconds) * 100 : Number.NaN,
         cpuPercentTotal: (cpuSeconds / seconds) * 100,
+        simsCpuPercent: ((simsAfter - simsBefore) / seconds) * 100,
         seconds,
         load,
         note,
@@ -285,6 +306,7 @@ export async function run(args: string[] = []): Promise<void> {
         'end-to-end p95 ms': ms(r.endToEnd.p95),
         'CPU % of a core per call': Number(r.cpuPercentPerCall.toFixed(2)),
         'CPU % total': Number(r.cpuPercentTotal.toFixed(0)),
+        'simulators CPU %': Number(r.simsCpuPercent.toFixed(0)),
         'load avg 1m': Number(r.load.toFixed(2)),
       })),
     );
@@ -298,20 +320,26 @@ export async function run(args: string[] = []): Promise<void> {
       pairs.map(({ n, sip, carrier }) => ({
         N: n,
         completed: `${sip.completed} vs ${carrier.completed}`,
-        'platform-added p50': ratio(sip.platform.p50, carrier.platform.p50),
-        'platform-added p95': ratio(sip.platform.p95, carrier.platform.p95),
-        'end-to-end p50': ratio(sip.endToEnd.p50, carrier.endToEnd.p50),
-        'end-to-end p95': ratio(sip.endToEnd.p95, carrier.endToEnd.p95),
+        'platform-added p50': ratioMs(sip.platform.p50, carrier.platform.p50),
+        'platform-added p95': ratioMs(sip.platform.p95, carrier.platform.p95),
+        'end-to-end p50': ratioMs(sip.endToEnd.p50, carrier.endToEnd.p50),
+        'end-to-end p95': ratioMs(sip.endToEnd.p95, carrier.endToEnd.p95),
         'CPU per call': ratio(sip.cpuPercentPerCall, carrier.cpuPercentPerCall),
       })),
     );
     const top = pairs.at(-1)!;
     console.log(
       `sip at N=${top.n}: ${top.sip.completed}/${top.n} completed, platform-added p95 ${ms(top.sip.platform.p95)} ms = ` +
-        `${ratio(top.sip.platform.p95, top.carrier.platform.p95)} carrier_a (${ms(top.carrier.platform.p95)} ms), ` +
-        `end-to-end p95 ${ms(top.sip.endToEnd.p95)} ms = ${ratio(top.sip.endToEnd.p95, top.carrier.endToEnd.p95)}, ` +
+        `${ratioMs(top.sip.platform.p95, top.carrier.platform.p95)} carrier_a (${ms(top.carrier.platform.p95)} ms), ` +
+        `end-to-end p95 ${ms(top.sip.endToEnd.p95)} ms = ${ratioMs(top.sip.endToEnd.p95, top.carrier.endToEnd.p95)}, ` +
         `CPU ${top.sip.cpuPercentPerCall.toFixed(2)} % of a core per call = ` +
         `${ratio(top.sip.cpuPercentPerCall, top.carrier.cpuPercentPerCall)} carrier_a (${top.carrier.cpuPercentPerCall.toFixed(2)} %)`,
+    );
+    console.log(
+      'platform-added = the stored platform_ms of each reply turn (whole ms: end-to-end − endpointing wait − model TTFT − ' +
+        'voice TTFB, each as the turn measured it); CPU % are of one core, this process only (every thread), divided by ' +
+        "the calls' seconds (started_at → ended_at); sipp and the simulators run in other processes (simulators CPU %: " +
+        'the stt/model/voice simulators, and on the carrier path also its phones).',
     );
   } finally {
     await bench.close();
