@@ -33,6 +33,8 @@ const CARRIER_NUMBER = '+14155550117';
 const SIP_NUMBER = '+16285550021';
 /** Calls of each path before the steps (not reported): code paths compiled, pools opened. */
 const WARM_UP_CALLS = 2;
+/** How long the platform is watched with no call, for its idle CPU. */
+const IDLE_MS = 5000;
 const FINAL = ['completed', 'failed', 'busy', 'no-answer', 'canceled'];
 
 type Path = 'sip' | 'carrier_a';
@@ -57,6 +59,8 @@ interface StepResult {
   platform: { p50: number; p95: number };
   endToEnd: { p50: number; p95: number };
   cpuPercentPerCall: number;
+  /** The same, less what the platform spends with no call at all (measured before the steps). */
+  netCpuPercentPerCall: number;
   cpuPercentTotal: number;
   simsCpuPercent: number;
   seconds: number;
@@ -242,6 +246,8 @@ export async function run(args: string[] = []): Promise<void> {
       return { ids: rows.map((row) => row.id).sort((a, b) => a - b), note };
     };
 
+    /** CPU seconds a second this process spends with no call (workers' polls, timers). */
+    let idleCpuRate = 0;
     const runStep = async (path: Path, n: number): Promise<StepResult> => {
       const cpuBefore = process.cpuUsage();
       const simsBefore = await simsCpu();
@@ -267,6 +273,8 @@ export async function run(args: string[] = []): Promise<void> {
         platform: figures(numbers(replies.map((t) => t.platform_ms))),
         endToEnd: figures(numbers(replies.map((t) => t.end_to_end_ms))),
         cpuPercentPerCall: callSeconds > 0 ? (cpuSeconds / callSeconds) * 100 : Number.NaN,
+        netCpuPercentPerCall:
+          callSeconds > 0 ? ((cpuSeconds - idleCpuRate * seconds) / callSeconds) * 100 : Number.NaN,
         cpuPercentTotal: (cpuSeconds / seconds) * 100,
         simsCpuPercent: ((simsAfter - simsBefore) / seconds) * 100,
         seconds,
@@ -282,6 +290,12 @@ export async function run(args: string[] = []): Promise<void> {
     );
     await runStep('sip', WARM_UP_CALLS);
     await runStep('carrier_a', WARM_UP_CALLS);
+    await sleep(2000);
+    const idleBefore = process.cpuUsage();
+    await sleep(IDLE_MS);
+    const idle = process.cpuUsage(idleBefore);
+    idleCpuRate = (idle.user + idle.system) / 1e6 / (IDLE_MS / 1000);
+    console.log(`sip: the platform with no call spends ${(idleCpuRate * 100).toFixed(2)} % of a core`);
     const results: StepResult[] = [];
     for (const n of steps)
       for (const path of ['sip', 'carrier_a'] as const) {
@@ -305,6 +319,7 @@ export async function run(args: string[] = []): Promise<void> {
         'end-to-end p50 ms': ms(r.endToEnd.p50),
         'end-to-end p95 ms': ms(r.endToEnd.p95),
         'CPU % of a core per call': Number(r.cpuPercentPerCall.toFixed(2)),
+        'less idle': Number(r.netCpuPercentPerCall.toFixed(2)),
         'CPU % total': Number(r.cpuPercentTotal.toFixed(0)),
         'simulators CPU %': Number(r.simsCpuPercent.toFixed(0)),
         'load avg 1m': Number(r.load.toFixed(2)),
@@ -325,6 +340,7 @@ export async function run(args: string[] = []): Promise<void> {
         'end-to-end p50': ratioMs(sip.endToEnd.p50, carrier.endToEnd.p50),
         'end-to-end p95': ratioMs(sip.endToEnd.p95, carrier.endToEnd.p95),
         'CPU per call': ratio(sip.cpuPercentPerCall, carrier.cpuPercentPerCall),
+        'CPU per call less idle': ratio(sip.netCpuPercentPerCall, carrier.netCpuPercentPerCall),
       })),
     );
     const top = pairs.at(-1)!;
@@ -333,13 +349,15 @@ export async function run(args: string[] = []): Promise<void> {
         `${ratioMs(top.sip.platform.p95, top.carrier.platform.p95)} carrier_a (${ms(top.carrier.platform.p95)} ms), ` +
         `end-to-end p95 ${ms(top.sip.endToEnd.p95)} ms = ${ratioMs(top.sip.endToEnd.p95, top.carrier.endToEnd.p95)}, ` +
         `CPU ${top.sip.cpuPercentPerCall.toFixed(2)} % of a core per call = ` +
-        `${ratio(top.sip.cpuPercentPerCall, top.carrier.cpuPercentPerCall)} carrier_a (${top.carrier.cpuPercentPerCall.toFixed(2)} %)`,
+        `${ratio(top.sip.cpuPercentPerCall, top.carrier.cpuPercentPerCall)} carrier_a (${top.carrier.cpuPercentPerCall.toFixed(2)} %); ` +
+        `less idle ${top.sip.netCpuPercentPerCall.toFixed(2)} % = ${ratio(top.sip.netCpuPercentPerCall, top.carrier.netCpuPercentPerCall)}`,
     );
     console.log(
-      'platform-added = the stored platform_ms of each reply turn (whole ms: end-to-end − endpointing wait − model TTFT − ' +
-        'voice TTFB, each as the turn measured it); CPU % are of one core, this process only (every thread), divided by ' +
-        "the calls' seconds (started_at → ended_at); sipp and the simulators run in other processes (simulators CPU %: " +
-        'the stt/model/voice simulators, and on the carrier path also its phones).',
+      'platform-added = the stored platform_ms of each reply turn (whole ms: end-to-end − endpointing wait − ' +
+        'model TTFT − voice TTFB, each as the turn measured it); CPU % are of one core, this process only (every ' +
+        "thread), divided by the calls' seconds (started_at → ended_at); 'less idle' first takes off what the " +
+        'platform spends with no call; sipp and the simulators run in other processes (simulators CPU %: the ' +
+        'stt/model/voice simulators, and on the carrier path also its phones).',
     );
   } finally {
     await bench.close();
