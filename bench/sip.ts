@@ -1,34 +1,10 @@
-/**
- * SIP trunk calls under load (issue 21), beside the carrier media-stream path as their baseline in
- * the same run. For each step N: sipp (the system's, test/support/sipp.ts) places N concurrent
- * inbound calls through an organization's trunk into the platform's SIP agent (`-l N -m N -r N`, each
- * call as test/sipp/uac_call_and_talk.xml: the greeting, one recorded question, the answer, BYE); then
- * the same N calls go through carrier_a's media stream (bench/fixtures/voice-sims.ts `talk`: the
- * greeting heard, the same question, its answer heard, hang up), started over the same second.
- *
- * The platform runs in this process (embedded PGlite, or BENCH_DATABASE_URL); sipp, the carrier's
- * simulator with its phones and the stt_a, model and tts_a simulators in other processes, so what this
- * process spends is the platform's. Measured per path and step:
- * - calls completed (the call's record final and `completed`);
- * - platform-added latency p50/p95 over the reply turns: the stored `platform_ms` (end-to-end minus the
- *   endpointing wait, the model's time to first token and the voice's time to first byte — runtime.md
- *   §5), and end-to-end p50/p95 (`end_to_end_ms`);
- * - CPU per call: this process's CPU time during the step ÷ the seconds of call it served (each call's
- *   `started_at` → `ended_at`), as % of one core.
- * Each figure of the SIP path is also given as its ratio to the carrier path's at the same N.
- *
- *   npm run bench -- sip [--steps 1,10,25]
- */
-import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { and, eq, gt, max } from 'drizzle-orm';
 import { calls } from '../src/db/schema/index.js';
 import { startSipp } from '../test/support/sipp.js';
-import type { PhoneReport, SimsCpu, SimsReady } from './fixtures/voice-sims.js';
+import { startVoiceSims } from './fixtures/voice-sims-process.js';
 import { benchUser, percentile, startBenchPlatform, table } from './support.js';
 
-const SIMS = fileURLToPath(new URL('./fixtures/voice-sims.ts', import.meta.url));
 const CARRIER_NUMBER = '+14155550117';
 const SIP_NUMBER = '+16285550021';
 /** Calls of each path before the steps (not reported): code paths compiled, pools opened. */
@@ -96,36 +72,10 @@ function argument(args: string[], name: string): string | undefined {
 export async function run(args: string[] = []): Promise<void> {
   const steps = (argument(args, '--steps') ?? '1,10,25').split(',').map(Number);
 
-  // The simulators' process: the carrier's phones (each reports when its script ends) and the vendors.
-  const sims = fork(SIMS, ['carrier_a', 'talk'], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const waiting = new Map<string, (report: PhoneReport) => void>();
-  const early = new Map<string, PhoneReport>();
-  const cpuWaiters: Array<(seconds: number) => void> = [];
-  /** CPU seconds the simulators' process has used so far. */
-  const simsCpu = () =>
-    new Promise<number>((resolve) => {
-      cpuWaiters.push(resolve);
-      sims.send({ type: 'cpu' });
-    });
-  const ready = new Promise<SimsReady>((resolve, reject) => {
-    sims.once('exit', (code) => reject(new Error(`simulators exited (${code})`)));
-    sims.on('message', (message: SimsReady | PhoneReport | SimsCpu) => {
-      if (message.type === 'ready') resolve(message);
-      else if (message.type === 'cpu') cpuWaiters.shift()?.(message.seconds);
-      else if (waiting.has(message.callSid)) waiting.get(message.callSid)!(message);
-      else early.set(message.callSid, message);
-    });
-  });
-  const phoneReport = (callSid: string) =>
-    new Promise<PhoneReport>((resolve) => {
-      const known = early.get(callSid);
-      if (known) resolve(known);
-      else waiting.set(callSid, resolve);
-    });
-  const vendors = await ready;
+  // The simulators' process: the carriers' phones (each reports when its script ends) and the vendors.
+  const sims = await startVoiceSims(['carrier_a', 'talk']);
+  const { vendors, phoneReport } = sims;
+  const simsCpu = sims.cpu;
 
   const bench = await startBenchPlatform({
     ...vendors.env,
@@ -361,7 +311,6 @@ export async function run(args: string[] = []): Promise<void> {
     );
   } finally {
     await bench.close();
-    sims.send({ type: 'stop' });
-    await new Promise((resolve) => sims.once('exit', resolve));
+    await sims.stop();
   }
 }

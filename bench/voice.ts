@@ -1,44 +1,10 @@
-/**
- * The live call runtime under load (issues 17 and 18). N simulated calls at once, in steps of N, for
- * each carrier in turn (`--carriers`): the platform in this process (embedded PGlite, or
- * BENCH_DATABASE_URL), listening on loopback; the carriers with their simulated phones and the stt_a,
- * language model and tts_a simulators in a child process (bench/fixtures/voice-sims.ts), so what this
- * process spends is the platform's alone. The 16 kHz carrier (carrier_c) is compared with the 8 kHz
- * ones per call at each N they share (goal: at most twice their CPU). Each call: the
- * greeting heard to its end, a question, the answer interrupted a second in, the next answer heard.
- *
- * Measured per step:
- * - platform-added latency, p50/p95 over every reply turn: the stored `platform_ms` (GET …/turns;
- *   end-to-end minus the endpointing wait, the model's time to first token and the voice's time to
- *   first byte, each as that turn measured it — runtime.md §5). Beside it an upper bound for a loaded
- *   machine, which subtracts the vendors' times *as they were in the warm-up* (five calls, medians, in
- *   the same run) instead: a platform reading a vendor late (a stalled event loop) shows there, but so
- *   does a vendor slowed by the same load (the simulators share the two cores); and end-to-end;
- * - barge-in reaction as the platform measures it (`switchboard_voice_barge_in_reaction_seconds`:
- *   from the caller's speech start as the VAD places it — so the VAD's own detection delay is
- *   included — to audio paused, and to the carrier told to clear); the samples are read by wrapping
- *   the platform's VoiceMetrics.observeBargeIn, which still records them; and, from the phone's side,
- *   the interruption's speech start to the `clear` arriving (this one waits for the words that make
- *   it an interruption, so it includes the speech-to-text delay);
- * - CPU of the platform process (process.cpuUsage, every thread: the VAD's too) divided by the
- *   seconds of call it served — % of one core per live call —, the event loop's delay p99, and the
- *   simulators' process's CPU (when it nears a whole core, the simulators are the limit).
- * The steps go up until platform-added p95 breaks the goal (20 ms); the largest N that kept it is the
- * key figure, beside its ratio to the N=1 step of the same run.
- *
- *   npm run bench -- voice [--carriers carrier_a,carrier_b,carrier_c] [--steps 1,10,50] [--goal-ms 20] [--ramp-ms 3000] [--all]
- * (issue 17's load steps: `--carriers carrier_a --steps 1,10,50,100,150 --all`.)
- * (`--all`: every step, not stopping where the goal breaks.)
- */
-import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import type { CarrierId } from '../src/providers/ids.js';
-import type { PhoneReport, SimsCpu, SimsReady } from './fixtures/voice-sims.js';
+import type { PhoneReport } from './fixtures/voice-sims.js';
+import { startVoiceSims } from './fixtures/voice-sims-process.js';
 import { benchUser, percentile, startBenchPlatform, table } from './support.js';
 
-const SIMS = fileURLToPath(new URL('./fixtures/voice-sims.ts', import.meta.url));
 /** The number each carrier's calls are placed from. */
 const NUMBERS: Record<CarrierId, string> = {
   carrier_a: '+14155550117',
@@ -167,36 +133,10 @@ export async function run(args: string[] = []): Promise<void> {
     ',',
   ) as CarrierId[];
 
-  // The simulators' process: every phone report is routed to the call waiting for it.
-  const sims = fork(SIMS, [carriers.join(',')], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const waiting = new Map<string, (report: PhoneReport) => void>();
-  const cpuWaiters: Array<(seconds: number) => void> = [];
-  /** CPU seconds the simulators' process has used so far. */
-  const simsCpu = () =>
-    new Promise<number>((resolve) => {
-      cpuWaiters.push(resolve);
-      sims.send({ type: 'cpu' });
-    });
-  const early = new Map<string, PhoneReport>();
-  const ready = new Promise<SimsReady>((resolve, reject) => {
-    sims.once('exit', (code) => reject(new Error(`simulators exited (${code})`)));
-    sims.on('message', (message: SimsReady | PhoneReport | SimsCpu) => {
-      if (message.type === 'ready') resolve(message);
-      else if (message.type === 'cpu') cpuWaiters.shift()?.(message.seconds);
-      else if (waiting.has(message.callSid)) waiting.get(message.callSid)!(message);
-      else early.set(message.callSid, message);
-    });
-  });
-  const phoneReport = (callSid: string) =>
-    new Promise<PhoneReport>((resolve) => {
-      const known = early.get(callSid);
-      if (known) resolve(known);
-      else waiting.set(callSid, resolve);
-    });
-  const vendors = await ready;
+  // The simulators' process: the carriers' phones (each reports when its script ends) and the vendors.
+  const sims = await startVoiceSims([carriers.join(',')]);
+  const { vendors, phoneReport } = sims;
+  const simsCpu = sims.cpu;
 
   const bench = await startBenchPlatform(vendors.env);
   const { app, voiceMetrics } = bench.platform;
@@ -411,7 +351,6 @@ export async function run(args: string[] = []): Promise<void> {
     }
   } finally {
     await bench.close();
-    sims.send({ type: 'stop' });
-    await new Promise((resolve) => sims.once('exit', resolve));
+    await sims.stop();
   }
 }
