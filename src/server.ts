@@ -35,7 +35,17 @@ async function main(): Promise<void> {
   const platform = await createPlatform({ config, secretKey, database, logger });
   await platform.app.listen({ host: config.host, port: config.port });
   if (config.workersEnabled) await platform.startWorkers();
-  const sip = config.sip.enabled ? await platform.startSip() : undefined;
+  // A SIP port taken by another program must not keep the platform from serving everything else:
+  // trunk calls are then refused with the reason, and the log says what to change.
+  const sip = config.sip.enabled
+    ? await platform.startSip().catch((error: unknown) => {
+        logger.error(
+          { err: error, sip: `${config.sip.host}:${config.sip.port}` },
+          'the SIP agent could not start: SIP trunk calls are unavailable (set SIP_PORT, or SIP_ENABLED=false)',
+        );
+        return undefined;
+      })
+    : undefined;
   logger.info(
     {
       version: VERSION,

@@ -1,7 +1,9 @@
 /**
  * `npm start` on the embedded database, as a real process: it comes up with no set-up, a kill -9
- * loses no committed row, a second process is refused by the lock, and SIGTERM stops it cleanly.
+ * loses no committed row, a second process is refused by the lock, SIGTERM stops it cleanly, and a
+ * SIP port another program holds leaves the rest of the platform running.
  */
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -58,6 +60,28 @@ describe('embedded server process', () => {
     expect(await restarted.exited).toBe(0);
     expect(existsSync(path.join(dataDir, 'switchboard.lock'))).toBe(false);
   }, 240_000);
+
+  it('serves everything else when its SIP port is taken, and its log says so', async () => {
+    const taken = createSocket('udp4');
+    const sipPort = await new Promise<number>((resolve) =>
+      taken.bind(0, '127.0.0.1', () => resolve(taken.address().port)),
+    );
+    const ownDir = mkdtempSync(path.join(tmpdir(), 'switchboard-sip-taken-'));
+    const server = spawnServer({
+      DATA_DIR: ownDir,
+      PORT: String(await freePort()),
+      SIP_PORT: String(sipPort),
+    });
+    try {
+      await waitHealthy(server, 60_000);
+      expect(server.output()).toMatch(/the SIP agent could not start/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      taken.close();
+      rmSync(ownDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('refuses to start with a bad configuration value and names the variable', async () => {
     const server = spawnServer({ DATA_DIR: dataDir, PORT: 'eighty' });
