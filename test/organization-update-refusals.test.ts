@@ -131,7 +131,9 @@ describe('PUT /api/v1/organization', () => {
         'sip_domain',
       ]);
       expectValidation(
-        await putOrg(admin.headers, { sip_trunk_config: { sip_domain: 'x.example.com', proxy: 'p.example.com' } }),
+        await putOrg(admin.headers, {
+          sip_trunk_config: { sip_domain: 'x.example.com', proxy: 'p.example.com' },
+        }),
         ['body', 'sip_trunk_config', 'proxy'],
         'extra_forbidden',
       );

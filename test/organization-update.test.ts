@@ -184,7 +184,11 @@ describe('PUT /api/v1/organization', () => {
     };
     const reached = await putOrg(admin.headers, { sip_trunk_config: reach });
     expect(reached.statusCode, reached.body).toBe(200);
-    expect(reached.json().sip_trunk_config).toEqual({ ...reach, username: 'sb-user', password: masked(password) });
+    expect(reached.json().sip_trunk_config).toEqual({
+      ...reach,
+      username: 'sb-user',
+      password: masked(password),
+    });
 
     const removed = await putOrg(admin.headers, { sip_trunk_config: null });
     expect(removed.statusCode, removed.body).toBe(200);
