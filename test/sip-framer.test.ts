@@ -126,7 +126,7 @@ describe('StreamFramer', () => {
     const started = performance.now();
     const bytewiseEvents = feed(new StreamFramer(), bytewise(large));
     expect(kinds(bytewiseEvents)).toEqual(['message']);
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(performance.now() - started).toBeLessThan(15_000);
   });
 
   it('delivers a burst of a thousand messages from one chunk and gives the memory back', () => {

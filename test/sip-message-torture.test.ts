@@ -336,12 +336,13 @@ describe('fuzzing the parser with mutated messages', () => {
       );
     }
     const elapsed = performance.now() - started;
-    // Both outcomes are exercised, and the whole run stays within seconds on a busy machine.
+    // Both outcomes are exercised, and no input blows up (a quadratic parse of a 64 KB message takes
+    // many seconds; the bounds leave room for a loaded CI machine, not for that).
     expect(accepted).toBeGreaterThan(iterations / 20);
     expect(accepted).toBeLessThan(iterations);
-    expect(elapsed).toBeLessThan(20_000);
-    expect(slowest).toBeLessThan(500);
-  });
+    expect(elapsed).toBeLessThan(60_000);
+    expect(slowest).toBeLessThan(2_000);
+  }, 90_000);
 
   it('stays fast on adversarial shapes up to the size limit', () => {
     const head = BYE.toString().replace('\r\n\r\n', '\r\n');
@@ -365,7 +366,7 @@ describe('fuzzing the parser with mutated messages', () => {
       } catch (error) {
         expect(error).toBeInstanceOf(SipParseError);
       }
-      expect(performance.now() - started, text.slice(0, 60)).toBeLessThan(250);
+      expect(performance.now() - started, text.slice(0, 60)).toBeLessThan(1_000);
     }
   });
 });
