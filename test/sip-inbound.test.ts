@@ -129,6 +129,11 @@ describe('malformed SIP', () => {
     });
     await waitFor(() => (rig.agent.parseErrors >= before + 3 ? true : undefined));
     udp.close();
+    // Counted on /metrics too, beside the refusals (by reason) of the tests above.
+    const metrics = (await rig.t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const malformed = Number(/^switchboard_sip_malformed_messages_total (\d+)/m.exec(metrics)?.[1]);
+    expect(malformed).toBeGreaterThanOrEqual(before + 3);
+    expect(metrics).toMatch(/^switchboard_sip_inbound_refused_total\{reason="unknown-number"\} [1-9]/m);
     // The agent still answers: an inbound call from a stranger is refused as before.
     const caller = await startSipp({
       scenario: 'uac_invite_refused.xml',

@@ -121,6 +121,7 @@ export class SipAgent implements SipCallControl {
       });
       agent.#upkeep.start();
     }
+    deps.metrics?.countMalformed(() => agent.#transport.stats.parseErrors);
     deps.log.info({ sip: agent.address }, 'SIP agent listening');
     return agent;
   }

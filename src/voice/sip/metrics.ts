@@ -13,7 +13,9 @@ export class SipMetrics {
   readonly #loss: Histogram;
   readonly #jitter: Histogram;
   readonly #refused: Counter<'reason'>;
-  readonly #parseErrors: Counter;
+  /** How many malformed messages the transport has counted, read when /metrics is scraped. */
+  #readMalformed: () => number = () => 0;
+  #malformedSeen = 0;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -47,10 +49,17 @@ export class SipMetrics {
       labelNames: ['reason'],
       registers,
     });
-    this.#parseErrors = new Counter({
+    const metrics = this;
+    new Counter({
       name: 'switchboard_sip_malformed_messages_total',
       help: 'SIP messages that could not be parsed (dropped, or answered 400).',
       registers,
+      // The transport counts them; the counter catches up with it whenever it is read.
+      collect() {
+        const now = metrics.#readMalformed();
+        if (now > metrics.#malformedSeen) this.inc(now - metrics.#malformedSeen);
+        metrics.#malformedSeen = Math.max(now, metrics.#malformedSeen);
+      },
     });
   }
 
@@ -74,7 +83,8 @@ export class SipMetrics {
     this.#refused.inc({ reason });
   }
 
-  malformed(count = 1): void {
-    this.#parseErrors.inc(count);
+  /** Where the malformed-message count comes from (the agent's transport). */
+  countMalformed(read: () => number): void {
+    this.#readMalformed = read;
   }
 }
