@@ -57,44 +57,34 @@ describe('an outbound call through the trunk', () => {
     expect(transcript[0]).toMatchObject({ speaker: 'assistant', text: 'Hello, this is the clinic.' });
   }, 90_000);
 
-  it('answers the trunk’s digest challenge with the organization’s credentials', async () => {
-    const trunk = await startSipp({ scenario: 'uas_401_then_200.xml', timeoutSeconds: 30 });
-    const org = await rig.organization({ port: trunk.port, username: 'alice', password: 's3cret' });
-    const callId = await rig.dial(org, CUSTOMER);
-    // sipp checks the credentials (verifyauth) and answers; the call is up until we hang it up.
-    const up = await rig.reached(org, callId, 'in-progress');
-    expect(up).toBe('in-progress');
-    const ended = await rig.t.app.inject({
-      method: 'POST',
-      url: `/api/v1/calls/${callId}/end`,
-      headers: org.admin.headers,
-    });
-    expect(ended.statusCode, ended.body).toBeLessThan(300);
-    const sipp = await trunk.done;
-    expect(sipp.code, sipp.errors || sipp.output).toBe(0);
-    expect((await rig.finished(org, callId)).call.status).toBe('completed');
-  }, 60_000);
-
-  it('goes over TCP when the trunk says so, challenge and all', async () => {
-    const trunk = await startSipp({ scenario: 'uas_401_tcp.xml', transport: 'tcp', timeoutSeconds: 30 });
-    const org = await rig.organization({
-      port: trunk.port,
-      transport: 'tcp',
-      username: 'alice',
-      password: 's3cret',
-    });
-    const callId = await rig.dial(org, CUSTOMER);
-    expect(await rig.reached(org, callId, 'in-progress')).toBe('in-progress');
-    const ended = await rig.t.app.inject({
-      method: 'POST',
-      url: `/api/v1/calls/${callId}/end`,
-      headers: org.admin.headers,
-    });
-    expect(ended.statusCode, ended.body).toBeLessThan(300);
-    const sipp = await trunk.done;
-    expect(sipp.code, sipp.errors || sipp.output).toBe(0);
-    expect((await rig.finished(org, callId)).call.status).toBe('completed');
-  }, 60_000);
+  // The same call over each transport: sipp checks the credentials (verifyauth) and answers; the call
+  // is up until we hang it up.
+  const challenged = [
+    ['udp', 'uas_401_then_200.xml'],
+    ['tcp', 'uas_401_tcp.xml'],
+  ] as const;
+  for (const [transport, scenario] of challenged) {
+    it(`answers the trunk’s digest challenge with the organization’s credentials over ${transport.toUpperCase()}`, async () => {
+      const trunk = await startSipp({ scenario, transport, timeoutSeconds: 30 });
+      const org = await rig.organization({
+        port: trunk.port,
+        transport,
+        username: 'alice',
+        password: 's3cret',
+      });
+      const callId = await rig.dial(org, CUSTOMER);
+      expect(await rig.reached(org, callId, 'in-progress')).toBe('in-progress');
+      const ended = await rig.t.app.inject({
+        method: 'POST',
+        url: `/api/v1/calls/${callId}/end`,
+        headers: org.admin.headers,
+      });
+      expect(ended.statusCode, ended.body).toBeLessThan(300);
+      const sipp = await trunk.done;
+      expect(sipp.code, sipp.errors || sipp.output).toBe(0);
+      expect((await rig.finished(org, callId)).call.status).toBe('completed');
+    }, 60_000);
+  }
 
   it('is refused with a wrong password: failed, with the trunk’s 403 kept', async () => {
     const trunk = await startSipp({ scenario: 'uas_401_then_200.xml', timeoutSeconds: 30 });
