@@ -3,7 +3,7 @@ import { and, eq, gt, max } from 'drizzle-orm';
 import { calls } from '../src/db/schema/index.js';
 import { startSipp } from '../test/support/sipp.js';
 import { startVoiceSims } from './fixtures/voice-sims-process.js';
-import { benchUser, percentile, startBenchPlatform, table } from './support.js';
+import { benchUser, expectOk, percentile, startBenchPlatform, table } from './support.js';
 
 const CARRIER_NUMBER = '+14155550117';
 const SIP_NUMBER = '+16285550021';
@@ -90,10 +90,6 @@ export async function run(args: string[] = []): Promise<void> {
     const agent = await bench.platform.startSip();
     const agentAddress = `127.0.0.1:${agent.address.port}`;
     const { headers } = await benchUser(bench.platform, 'sip');
-    const expectOk = <R extends { statusCode: number; body: string }>(response: R, what: string): R => {
-      if (response.statusCode >= 300) throw new Error(`${what}: ${response.statusCode} ${response.body}`);
-      return response;
-    };
     expectOk(
       await app.inject({
         method: 'PUT',

@@ -175,3 +175,9 @@ export async function benchUser(
     userId: registered.json().user.id,
   };
 }
+
+/** A response the benchmark needs to have succeeded: returned as it is, or a thrown error naming `what`. */
+export function expectOk<R extends { statusCode: number; body: string }>(response: R, what: string): R {
+  if (response.statusCode >= 300) throw new Error(`${what}: ${response.statusCode} ${response.body}`);
+  return response;
+}

@@ -3,7 +3,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { CarrierId } from '../src/providers/ids.js';
 import type { PhoneReport } from './fixtures/voice-sims.js';
 import { startVoiceSims } from './fixtures/voice-sims-process.js';
-import { benchUser, percentile, startBenchPlatform, table } from './support.js';
+import { benchUser, expectOk, percentile, startBenchPlatform, table } from './support.js';
 
 /** The number each carrier's calls are placed from. */
 const NUMBERS: Record<CarrierId, string> = {
@@ -150,10 +150,6 @@ export async function run(args: string[] = []): Promise<void> {
 
   try {
     const { headers } = await benchUser(bench.platform, 'voice');
-    const expectOk = <R extends { statusCode: number; body: string }>(response: R, what: string): R => {
-      if (response.statusCode >= 300) throw new Error(`${what}: ${response.statusCode} ${response.body}`);
-      return response;
-    };
     expectOk(
       await app.inject({
         method: 'PUT',

@@ -1,4 +1,5 @@
 /** Network helpers. */
+import type { Server as HttpServer } from 'node:http';
 import { createServer, isIPv6, type Server } from 'node:net';
 
 /** A free loopback port: taken by a throwaway server, then released for the caller to listen on. */
@@ -25,6 +26,13 @@ export async function listenOnLoopback(server: Server, port = 0): Promise<number
   });
   const address = server.address();
   return typeof address === 'object' && address ? address.port : port;
+}
+
+/** Closes a simulator's server, cutting its open connections first; nothing when it never started. */
+export async function closeServer(server: HttpServer | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 /**

@@ -6,7 +6,7 @@
  * callback format on top; `settle()` lets a test wait until every callback has been posted.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from '../lib/net.js';
+import { closeServer, listenOnLoopback } from '../lib/net.js';
 
 export type CallOutcome =
   | { status: 'completed'; durationSeconds: number; answeredBy?: 'human' | 'machine' }
@@ -107,8 +107,7 @@ export abstract class CarrierSimulatorBase {
 
   async stop(): Promise<void> {
     await this.settle();
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await closeServer(this.#server);
   }
 
   /** The outcome of calls to `to` (`*`: every call without its own); default: completed after 30 s. */

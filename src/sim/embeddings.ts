@@ -13,7 +13,7 @@
  * Every request is recorded (key, body, status).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from '../lib/net.js';
+import { closeServer, listenOnLoopback } from '../lib/net.js';
 import { dimensionsOf, simulatedEmbedding } from './embedding-vectors.js';
 
 export interface EmbeddingsError {
@@ -69,8 +69,7 @@ export class EmbeddingsSimulator {
   }
 
   async stop(): Promise<void> {
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await closeServer(this.#server);
   }
 
   /** Accepts `key` (and, from now on, refuses keys never added). */

@@ -14,7 +14,7 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from '../lib/net.js';
+import { closeServer, listenOnLoopback } from '../lib/net.js';
 import { INVOKE_PATH, invokedName, runInvocation, type SimulatedHandler } from './lambda-invoke.js';
 import {
   amzDate,
@@ -124,8 +124,7 @@ export class LambdaSimulator {
   }
 
   async stop(): Promise<void> {
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await closeServer(this.#server);
   }
 
   /** Registers credentials the simulator accepts; `denied` keys are refused with AccessDeniedException. */

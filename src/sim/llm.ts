@@ -27,7 +27,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AnalysisTask } from '../domains/analysis/prompts.js';
-import { listenOnLoopback } from '../lib/net.js';
+import { closeServer, listenOnLoopback } from '../lib/net.js';
 import { type AnalysisRequest, analysisAnswer, analysisRequestOf } from './llm-analysis.js';
 import { quoteKnowledge } from './llm-knowledge.js';
 import {
@@ -127,8 +127,7 @@ export class LlmSimulator {
   }
 
   async stop(): Promise<void> {
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await closeServer(this.#server);
   }
 
   /** Accepts `key` (and, from now on, refuses keys never added). */

@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from '../lib/net.js';
+import { closeServer, listenOnLoopback } from '../lib/net.js';
 import {
   amzDate,
   canonicalRequest,
@@ -65,8 +65,7 @@ export class S3Simulator {
   }
 
   async stop(): Promise<void> {
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await closeServer(this.#server);
   }
 
   /** Credentials the simulator accepts. */

@@ -16,7 +16,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { listenOnLoopback } from '../lib/net.js';
+import { closeServer, listenOnLoopback } from '../lib/net.js';
 import { type AudioFormat, durationMs } from '../voice/audio.js';
 import { ScriptedRecognizer } from './stt-a-recognizer.js';
 
@@ -96,8 +96,7 @@ export class SttASimulator {
   async stop(): Promise<void> {
     for (const socket of this.#sockets.keys()) socket.terminate();
     this.#wss?.close();
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    await closeServer(this.#server);
   }
 
   addKey(key: string): void {

@@ -48,6 +48,14 @@ export async function addressesOf(host: string): Promise<string[]> {
 export async function startSipAgent(deps: SipStartDeps): Promise<SipAgent> {
   const { config, db, resolver } = deps;
   const sip = config.sip;
+  /** An organization's trunk as the agent reads it (the assistant's own settings first, where given). */
+  const trunkOf = async (organizationId: number, assistantId?: number | null) => {
+    const { credentials } = await resolver.telephonyCredentials(new Tenant(organizationId), {
+      provider: 'sip_trunk',
+      ...(assistantId === undefined ? {} : { assistantId }),
+    });
+    return credentials ? trunkSettings(credentials) : undefined;
+  };
   const tls = sip.tls && { cert: readFileSync(sip.tls.certFile), key: readFileSync(sip.tls.keyFile) };
   const agent = await SipAgent.start(
     {
@@ -64,23 +72,12 @@ export async function startSipAgent(deps: SipStartDeps): Promise<SipAgent> {
           const assistantId = await resolver.assistantForNumber(new Tenant(number.organizationId), number);
           return { ...number, assistantId };
         },
-        async trunkOf(organizationId, number) {
-          const { credentials } = await resolver.telephonyCredentials(new Tenant(organizationId), {
-            provider: 'sip_trunk',
-            assistantId: number.assistantId,
-          });
-          return credentials ? trunkSettings(credentials) : undefined;
-        },
+        trunkOf: (organizationId, number) => trunkOf(organizationId, number.assistantId),
         addressesOf,
       },
       trunks: {
         organizations: () => organizationsWithTrunkOnPlatform(db),
-        async trunkOf(organizationId) {
-          const { credentials } = await resolver.telephonyCredentials(new Tenant(organizationId), {
-            provider: 'sip_trunk',
-          });
-          return credentials ? trunkSettings(credentials) : undefined;
-        },
+        trunkOf: (organizationId) => trunkOf(organizationId),
         intervalMs: sip.trunkCheckIntervalSeconds * 1000,
       },
       metrics: new SipMetrics(deps.registry),
