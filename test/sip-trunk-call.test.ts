@@ -64,6 +64,7 @@ async function rig(): Promise<Rig> {
     callId: 42,
     callSid: 'call-42@test',
     direction: 'outbound',
+    number: '+14155550100',
     ports: ours,
     releasePorts: async (held) => {
       state.released.push(held);

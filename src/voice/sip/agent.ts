@@ -24,16 +24,19 @@ import type {
 import { ProviderError } from '../../providers/errors.js';
 import { createNonceIssuer } from '../../sip/digest-server.js';
 import { header } from '../../sip/headers.js';
-import { type MediaPorts, PortRange, PortRangeExhaustedError } from '../../sip/port-range.js';
+import type { MediaPorts } from '../../sip/port-range.js';
 import { systemTimers } from '../../sip/rtp-pacer.js';
-import { answerOffer, type LocalSdp, makeOffer, newSessionId, readAnswer } from '../../sip/sdp.js';
+import { answerOffer, makeOffer, readAnswer } from '../../sip/sdp.js';
 import type { Peer } from '../../sip/transaction-common.js';
 import { SipTransport } from '../../sip/transport.js';
 import { parseUri } from '../../sip/uri.js';
 import { type IncomingCall, type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
-import { MULAW_8K } from '../audio.js';
+import { type AudioFormat, MULAW_8K } from '../audio.js';
+import { type BridgeDialing, dialBridgeLeg } from './bridge-leg.js';
+import { CallPorts } from './call-ports.js';
 import { admitInvite, type InboundDeps } from './inbound.js';
 import type { SipMetrics } from './metrics.js';
+import { referAndWait } from './transfer.js';
 import { TrunkCall } from './trunk-call.js';
 import { portPart, type TrunkSettings, transportPart, trunkSettings } from './trunk-settings.js';
 import { type TrunkHealth, TrunkUpkeep } from './trunk-upkeep.js';
@@ -70,17 +73,17 @@ export interface SipAgentDeps {
 
 export class SipAgent implements SipCallControl {
   readonly #calls = new Map<string, TrunkCall>();
-  readonly #ports: PortRange;
+  readonly #ports: CallPorts;
   #transport!: SipTransport;
   #ua!: UserAgent;
   readonly #inbound: InboundDeps;
   #upkeep: TrunkUpkeep | undefined;
 
   private constructor(private readonly deps: SipAgentDeps) {
-    this.#ports = new PortRange({
-      min: deps.config.rtpPorts.min,
-      max: deps.config.rtpPorts.max,
+    this.#ports = new CallPorts({
+      ...deps.config.rtpPorts,
       host: deps.config.host,
+      publicHost: deps.config.publicHost,
     });
     this.#inbound = {
       ...deps.inbound,
@@ -145,22 +148,17 @@ export class SipAgent implements SipCallControl {
     if (!trunk) throw permanent('The organization has no SIP trunk (sip_trunk_config.sip_domain)');
     if (request.organizationId === undefined) throw permanent('A SIP call needs its organization');
     const destination = await this.#destination(trunk);
-    const ports = await this.#allocate();
-    const local = this.#localSdp(ports);
-    const transport = trunk.transport;
-    const domain = trunk.domain;
+    const ports = await this.#ports.allocate();
+    const local = this.#ports.localSdp(ports);
     let outgoing: OutgoingCall;
     try {
-      outgoing = this.#ua.invite({
-        requestUri: `sip:${request.to}@${domain}${portPart(trunk)}${transportPart(transport)}`,
-        from: { uri: `sip:${request.from}@${domain}` },
-        to: `sip:${request.to}@${domain}`,
+      outgoing = this.#invite(
+        trunk,
         destination,
-        transport,
-        sdp: makeOffer(local),
-        ...(trunk.credentials ? { credentials: trunk.credentials } : {}),
-        ringTimeoutMs: (request.timeoutSeconds ?? this.deps.config.ringTimeoutSeconds) * 1000,
-      });
+        request,
+        makeOffer(local),
+        (request.timeoutSeconds ?? this.deps.config.ringTimeoutSeconds) * 1000,
+      );
     } catch (error) {
       // The INVITE could not even be handed to a socket (a connection limit, a closed transport).
       await this.#ports.release(ports);
@@ -174,7 +172,7 @@ export class SipAgent implements SipCallControl {
       );
     }
     const tenant = this.deps.tenantOf(request.organizationId);
-    const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports);
+    const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports, request.from);
     call.leg = {
       hangUp: () =>
         call.state === 'answered' ? void outgoing.bye().catch(() => undefined) : outgoing.cancel(),
@@ -211,8 +209,12 @@ export class SipAgent implements SipCallControl {
   async transfer(values: CarrierCredentials, callSid: string, to: string): Promise<void> {
     const trunk = trunkSettings(values);
     if (!trunk) throw permanent('The organization has no SIP trunk (sip_trunk_config.sip_domain)');
+    const call = this.#call(callSid);
     try {
-      await this.#call(callSid).transfer(`sip:${to}@${trunk.domain}${portPart(trunk)}`);
+      const how = await call.transfer(`sip:${to}@${trunk.domain}${portPart(trunk)}`, (format) =>
+        this.#dialBridge(trunk, call.options.number, to, format),
+      );
+      this.deps.log.info({ callId: call.options.callId, how }, 'SIP call transferred');
     } catch (error) {
       throw permanent(error instanceof Error ? error.message : String(error));
     }
@@ -285,9 +287,9 @@ export class SipAgent implements SipCallControl {
       log.warn({ source: incoming.source, why: admission.why }, 'SIP INVITE refused');
       return incoming.reject(admission.status);
     }
-    const ports = await this.#allocate().catch(() => undefined);
+    const ports = await this.#ports.allocate().catch(() => undefined);
     if (!ports) return incoming.reject(503);
-    const answer = answerOffer(incoming.sdp, this.#localSdp(ports));
+    const answer = answerOffer(incoming.sdp, this.#ports.localSdp(ports));
     if (!answer.ok) {
       await this.#ports.release(ports);
       return incoming.reject(answer.refusal.status);
@@ -321,7 +323,7 @@ export class SipAgent implements SipCallControl {
       return incoming.reject(480);
     }
     incoming.ringing();
-    const call = this.#track(tenant, record.id, incoming.callId, 'inbound', ports);
+    const call = this.#track(tenant, record.id, incoming.callId, 'inbound', ports, number.phoneNumber);
     call.leg = {
       hangUp: () => void incoming.bye().catch(() => undefined),
       refer: (target) => referAndWait(incoming, target),
@@ -343,9 +345,11 @@ export class SipAgent implements SipCallControl {
     callSid: string,
     direction: 'inbound' | 'outbound',
     ports: MediaPorts,
+    number: string,
   ): TrunkCall {
     const call = new TrunkCall({
       tenant,
+      number,
       callId,
       callSid,
       direction,
@@ -361,6 +365,52 @@ export class SipAgent implements SipCallControl {
     });
     this.#calls.set(callSid, call);
     return call;
+  }
+
+  /** A transfer's second leg: the target called through the trunk, from the call's own number. */
+  async #dialBridge(
+    trunk: TrunkSettings,
+    from: string,
+    to: string,
+    format: AudioFormat,
+  ): Promise<BridgeDialing> {
+    const destination = await this.#destination(trunk);
+    const ports = await this.#ports.allocate();
+    try {
+      return dialBridgeLeg({
+        format,
+        ports,
+        local: this.#ports.localSdp(ports),
+        invite: (sdp) =>
+          this.#invite(trunk, destination, { from, to }, sdp, this.deps.config.ringTimeoutSeconds * 1000),
+        releasePorts: (held) => this.#ports.release(held),
+        log: this.deps.log,
+      });
+    } catch (error) {
+      await this.#ports.release(ports);
+      throw error;
+    }
+  }
+
+  /** An INVITE through the trunk from our number `from` to `to`, offering `sdp`. */
+  #invite(
+    trunk: TrunkSettings,
+    destination: Peer,
+    call: { from: string; to: string },
+    sdp: string,
+    ringTimeoutMs: number,
+  ): OutgoingCall {
+    const { domain, transport } = trunk;
+    return this.#ua.invite({
+      requestUri: `sip:${call.to}@${domain}${portPart(trunk)}${transportPart(transport)}`,
+      from: { uri: `sip:${call.from}@${domain}` },
+      to: `sip:${call.to}@${domain}`,
+      destination,
+      transport,
+      sdp,
+      ...(trunk.credentials ? { credentials: trunk.credentials } : {}),
+      ringTimeoutMs,
+    });
   }
 
   #call(callSid: string): TrunkCall {
@@ -380,51 +430,6 @@ export class SipAgent implements SipCallControl {
       });
     return { host, port: trunk.port };
   }
-
-  async #allocate(): Promise<MediaPorts> {
-    try {
-      return await this.#ports.allocate();
-    } catch (error) {
-      if (error instanceof PortRangeExhaustedError)
-        throw new ProviderError('Every RTP port is in use (RTP_PORT_MIN–RTP_PORT_MAX)', {
-          provider: PROVIDER,
-          retryable: true,
-          status: 503,
-        });
-      throw error;
-    }
-  }
-
-  #localSdp(ports: MediaPorts): LocalSdp {
-    return { address: this.deps.config.publicHost, port: ports.port, sessionId: newSessionId(), version: 1 };
-  }
-}
-
-/** How long a transfer waits for the trunk's NOTIFY saying how the new call went. */
-const TRANSFER_NOTIFY_WAIT_MS = 5000;
-
-/**
- * REFER, then wait for the NOTIFY whose sipfrag is final (RFC 3515, RFC 5589 §6): 200 means the far
- * end reached the target and our leg may go; a failure keeps the call with us. A trunk that accepted
- * the REFER but never says how it went counts as done after a few seconds.
- */
-async function referAndWait(
-  call: { refer(target: string): Promise<number>; onReferProgress?: (status: number) => void },
-  target: string,
-): Promise<number> {
-  let settle: (status: number) => void = () => {};
-  const notified = new Promise<number>((resolve) => {
-    settle = resolve;
-  });
-  call.onReferProgress = (status) => {
-    if (status >= 200) settle(status);
-  };
-  const status = await call.refer(target);
-  if (status < 200 || status >= 300) return status;
-  const timer = setTimeout(() => settle(status), TRANSFER_NOTIFY_WAIT_MS);
-  const final = await notified;
-  clearTimeout(timer);
-  return final;
 }
 
 function permanent(message: string): ProviderError {

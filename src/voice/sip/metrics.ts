@@ -13,6 +13,7 @@ export class SipMetrics {
   readonly #loss: Histogram;
   readonly #jitter: Histogram;
   readonly #refused: Counter<'reason'>;
+  readonly #transfers: Counter<'method' | 'outcome'>;
   /** How many malformed messages the transport has counted, read when /metrics is scraped. */
   #readMalformed: () => number = () => 0;
   #malformedSeen = 0;
@@ -49,6 +50,12 @@ export class SipMetrics {
       labelNames: ['reason'],
       registers,
     });
+    this.#transfers = new Counter({
+      name: 'switchboard_sip_transfers_total',
+      help: 'SIP call transfers by method (refer, or bridge when the trunk takes no REFER) and outcome.',
+      labelNames: ['method', 'outcome'],
+      registers,
+    });
     const metrics = this;
     new Counter({
       name: 'switchboard_sip_malformed_messages_total',
@@ -77,6 +84,11 @@ export class SipMetrics {
     const expected = stats.packetsReceived + stats.packetsLost;
     if (expected > 0) this.#loss.observe(stats.packetsLost / expected);
     if (stats.packetsReceived > 1) this.#jitter.observe(stats.jitterMs / 1000);
+  }
+
+  /** A transfer finished: moved (`done`) or not (`failed`). */
+  transferred(method: 'refer' | 'bridge', done: boolean): void {
+    this.#transfers.inc({ method, outcome: done ? 'done' : 'failed' });
   }
 
   refused(reason: string): void {

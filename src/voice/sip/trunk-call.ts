@@ -9,12 +9,20 @@
  * agreed and the dialog confirmed — the RTP session starts and the runtime attaches, caller audio
  * waiting (bounded) until it has; then the far end's BYE (`ended('remote')`), our hang-up or the
  * runtime closing the stream (`hangUp`: CANCEL before the answer, BYE after) end it, exactly once.
+ *
+ * A transfer the trunk will not take as a REFER becomes a bridge (`transfer.ts`): while the target
+ * rings the caller hears ringback; once it answers, the runtime lets go of the call (its closing the
+ * stream no longer hangs up) and the caller's audio and keys go to the target's leg and back, until
+ * either side hangs up — then the other is hung up too, and the call ends `completed`.
  */
 import type { Tenant } from '../../db/tenant.js';
 import type { MediaPorts } from '../../sip/port-range.js';
 import { RtpSession } from '../../sip/rtp-session.js';
 import type { NegotiatedMedia } from '../../sip/sdp.js';
+import type { AudioFormat } from '../audio.js';
+import type { BridgeDialing, BridgeLeg } from './bridge-leg.js';
 import type { SipDirection, SipMetrics } from './metrics.js';
+import { REFER_NOT_TAKEN, RINGBACK, ringbackCycle } from './transfer.js';
 import { callStatusOfFailure } from './trunk-settings.js';
 import type { CallStatusEvent, MediaHandlers, SipRuntime } from './types.js';
 
@@ -32,6 +40,8 @@ export interface SipCallOptions {
   /** The dialog's Call-ID: the call's `call_sid`. */
   callSid: string;
   direction: SipDirection;
+  /** The platform's number on the call (the caller id a transfer's second leg is placed from). */
+  number: string;
   ports: MediaPorts;
   releasePorts(ports: MediaPorts): Promise<void>;
   runtime: SipRuntime;
@@ -58,6 +68,9 @@ export class TrunkCall {
   #digits: Promise<void> = Promise.resolve();
   /** Statuses are recorded one after another, in the order they happened. */
   #reports: Promise<unknown> = Promise.resolve();
+  /** A transfer's second leg while it rings, then once bridged. */
+  #dialing: BridgeDialing | undefined;
+  #bridged: BridgeLeg | undefined;
 
   constructor(readonly options: SipCallOptions) {}
 
@@ -81,8 +94,10 @@ export class TrunkCall {
     const rtp = new RtpSession({
       sockets: this.options.ports,
       media,
-      onAudio: (frame) => this.#deliver((handlers) => handlers.media(frame)),
-      onDigit: (key) => this.#deliver((handlers) => handlers.dtmf(key)),
+      onAudio: (frame) =>
+        this.#bridged ? this.#bridged.send(frame) : this.#deliver((handlers) => handlers.media(frame)),
+      onDigit: (key) =>
+        this.#bridged ? this.#bridged.sendDigit(key) : this.#deliver((handlers) => handlers.dtmf(key)),
       onMark: (name) => this.#deliver((handlers) => handlers.mark(name)),
       onError: (error) =>
         this.options.log.warn({ err: error, callId: this.options.callId }, 'SIP call media'),
@@ -97,10 +112,12 @@ export class TrunkCall {
         carrier: 'sip_trunk',
         start: { streamId: callSid, callSid, parameters: {}, format: rtp.format },
         send: {
-          media: (audio) => rtp.media(audio),
+          media: (audio) => {
+            if (!this.#bridged) rtp.media(audio);
+          },
           mark: (name) => rtp.mark(name),
           clear: () => rtp.clear(),
-          close: () => this.hangUp(),
+          close: () => this.#runtimeClosed(),
         },
       }),
     ).then(
@@ -137,7 +154,9 @@ export class TrunkCall {
     }
     this.#state = 'ended';
     const seconds = (Date.now() - this.#answeredAt) / 1000;
-    this.#handlers?.ended(by === 'remote' ? 'stop' : 'closed');
+    this.#dialing?.cancel();
+    void this.#bridged?.hangUp();
+    this.#detachRuntime(by === 'remote' ? 'stop' : 'closed');
     this.#report({ status: 'completed', durationSeconds: Math.max(1, Math.round(seconds)) });
     void this.#finish();
   }
@@ -164,16 +183,84 @@ export class TrunkCall {
     return this.#digits;
   }
 
-  /** Asks the far end to take the call to `target` (REFER); ends our leg when it accepts. */
-  async transfer(target: string): Promise<void> {
-    if (!this.leg || this.#state !== 'answered') throw new Error('the call is not answered');
+  /**
+   * Asks the far end to take the call to `target` (REFER) and ends our leg when it has; when the
+   * trunk will not take a REFER and `bridge` is given, calls the target through it instead and
+   * bridges the legs once it answers. Rejects when the call could not be moved (it stays as it was).
+   */
+  async transfer(
+    target: string,
+    bridge?: (format: AudioFormat) => Promise<BridgeDialing>,
+  ): Promise<'refer' | 'bridge'> {
+    const rtp = this.#rtp;
+    if (!this.leg || !rtp || this.#state !== 'answered' || this.#dialing || this.#bridged)
+      throw new Error('the call is not answered');
     const status = await this.leg.refer(target);
-    if (status < 200 || status >= 300) throw new Error(`the trunk refused the transfer (${status})`);
-    this.hangUp();
+    if (status >= 200 && status < 300) {
+      this.options.metrics?.transferred('refer', true);
+      this.hangUp();
+      return 'refer';
+    }
+    if (!bridge || !REFER_NOT_TAKEN.has(status)) {
+      this.options.metrics?.transferred('refer', false);
+      throw new Error(`the trunk refused the transfer (${status})`);
+    }
+    const dialing = await bridge(rtp.format);
+    this.#dialing = dialing;
+    const stopRingback = this.#ringback(rtp);
+    if (this.#state !== 'answered') dialing.cancel();
+    try {
+      const leg = await dialing.answered;
+      if (this.#state !== 'answered') {
+        await leg.hangUp();
+        throw new Error('the caller hung up before the target answered');
+      }
+      this.#bridge(leg, rtp);
+      this.options.metrics?.transferred('bridge', true);
+      return 'bridge';
+    } catch (error) {
+      this.options.metrics?.transferred('bridge', false);
+      throw error;
+    } finally {
+      stopRingback();
+      this.#dialing = undefined;
+    }
+  }
+
+  /** Caller ↔ target from now on: the runtime's part of the call is over. */
+  #bridge(leg: BridgeLeg, rtp: RtpSession): void {
+    this.#bridged = leg;
+    leg.onAudio = (audio) => rtp.media(audio);
+    leg.onDigit = (key) => rtp.sendDigit(key);
+    leg.onEnded = () => this.hangUp();
+  }
+
+  /** Plays ringback into the call until the returned function stops it (and drops what is queued). */
+  #ringback(rtp: RtpSession): () => void {
+    const cycle = ringbackCycle(rtp.format);
+    rtp.media(cycle);
+    const timer = setInterval(() => rtp.media(cycle), RINGBACK.onMs + RINGBACK.offMs);
+    return () => {
+      clearInterval(timer);
+      rtp.clear();
+    };
+  }
+
+  /** The runtime closed its stream: the call ends, unless it was bridged to a transfer's target. */
+  #runtimeClosed(): void {
+    if (this.#bridged) this.#detachRuntime('closed');
+    else this.hangUp();
+  }
+
+  #detachRuntime(reason: 'stop' | 'closed'): void {
+    const handlers = this.#handlers;
+    this.#handlers = undefined;
+    this.#waiting = [];
+    handlers?.ended(reason);
   }
 
   #deliver(act: (handlers: MediaHandlers) => void): void {
-    if (this.#state === 'ended') return;
+    if (this.#state === 'ended' || this.#bridged) return;
     if (this.#handlers) act(this.#handlers);
     else if (this.#waiting.length < MAX_WAITING_FRAMES) this.#waiting.push(act);
   }
