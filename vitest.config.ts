@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * them: the SMS rate (arrival gaps at the carrier), the pairwise vendor matrix (twelve real-time
  * calls at once, each with a barge-in), the recording's length against the stream's (within
  * 40 ms over a call), and the SIP calls, whose far end (sipp) speaks on a fixed timeline that does
- * not wait for the platform. They run last, one at a time, once the rest is done.
+ * not wait for the platform (and the bridged transfer, which counts ringback frames in a 1.5 s ring). They run last, one at a time, once the rest is done.
  */
 const ALONE = [
   'test/sms.test.ts',
@@ -13,6 +13,7 @@ const ALONE = [
   'test/voice-recording.test.ts',
   'test/sip-calls.test.ts',
   'test/sip-inbound.test.ts',
+  'test/sip-transfer-bridge.test.ts',
 ];
 
 /**
