@@ -10,7 +10,7 @@
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MediaPorts, PortRange, PortRangeExhaustedError } from '../src/sip/port-range.js';
-import { decodeRtcp, encodeRtcpReport, type RtcpPacket } from '../src/sip/rtcp.js';
+import { decodeRtcp, encodeRtcpBye, encodeRtcpReport, type RtcpPacket } from '../src/sip/rtcp.js';
 import { decodeRtp, encodeRtp, type RtpPacket } from '../src/sip/rtp.js';
 import { type RemoteReport, RtpSession, type RtpSessionOptions } from '../src/sip/rtp-session.js';
 import type { NegotiatedMedia } from '../src/sip/sdp.js';
@@ -114,9 +114,10 @@ interface Raw {
   send(data: Uint8Array, port: number): Promise<void>;
 }
 
-async function raw(): Promise<Raw> {
+/** A bare UDP socket on `host` (another loopback address plays a stranger elsewhere on the net). */
+async function raw(host = HOST): Promise<Raw> {
   const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, HOST, resolve));
+  await new Promise<void>((resolve) => socket.bind(0, host, resolve));
   cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
   const received: Raw = {
     socket,
@@ -298,6 +299,27 @@ describe('an RTP session', () => {
     expect(stranger.rtp).toHaveLength(0);
     expect(near.session.stats().packetsReceived).toBe(1);
     expect(near.session.remote.port).toBe(natted.port);
+  });
+
+  it('lets only the addresses the signalling vouches for be latched, and reads RTCP only from them (RTP bleed)', async () => {
+    const timers = new FakeTimers(1000);
+    const trunk = await raw();
+    const stranger = await raw('127.0.0.2');
+    const near = await session(timers, trunk.port, { mayLatch: (address) => address === HOST });
+    // The stranger's valid packet and RTCP BYE come first: neither is taken, nothing is latched.
+    await stranger.send(audioPacket(1, speech(160, 4)), near.port);
+    await stranger.send(encodeRtcpBye({ ssrc: 77, cname: 'stranger' }), near.port + 1);
+    await waitFor(() => near.session.stats().rejected === 1);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(near.session.stats().packetsReceived).toBe(0);
+    expect(near.byes).toBe(0);
+    expect(near.session.remote).toEqual({ address: HOST, port: trunk.port });
+    // The trunk's packet latches as ever.
+    await trunk.send(audioPacket(2, speech(160, 5)), near.port);
+    await waitFor(() => near.session.stats().packetsReceived === 1);
+    await run(timers, 60, () => trunk.rtp.length === near.session.stats().packetsSent);
+    expect(stranger.rtp).toHaveLength(0);
+    expect(trunk.rtp.length).toBeGreaterThan(0);
   });
 
   it('sends and hears a key each way exactly once, as RFC 4733 events', async () => {

@@ -65,6 +65,7 @@ async function rig(): Promise<Rig> {
     callSid: 'call-42@test',
     direction: 'outbound',
     number: '+14155550100',
+    mediaSources: [],
     ports: ours,
     releasePorts: async (held) => {
       state.released.push(held);

@@ -13,6 +13,9 @@
  * - Symmetric RTP (RFC 4961, "comedia"): a trunk behind NAT sends from an address other than its SDP
  *   one and only hears us there, so we latch onto the source of the first valid packet and send there;
  *   packets from any other source afterwards are dropped (nobody else can inject audio or keys).
+ *   `mayLatch` narrows who may be latched at all: without it, a stranger's packet arriving before the
+ *   far end's first would take the call's audio ("RTP bleed"); with it, only the addresses the call's
+ *   signalling vouches for can, and RTCP (reports, BYE) is read only from them too.
  * - A key goes as RFC 4733 events when the far end took telephone-event, audio paused meanwhile; when
  *   it did not, as in-band tones (voice/dtmf-tones.ts), also ahead of the queued audio.
  * - Nothing received ever throws out of a socket handler: a datagram that is not ours is counted and
@@ -88,6 +91,8 @@ export interface RtpSessionOptions {
   onBye?: () => void;
   /** An exception from a callback, or a socket error; the session goes on. */
   onError?: (error: unknown) => void;
+  /** Which source addresses may be latched (and send RTCP); any when absent. */
+  mayLatch?: (address: string) => boolean;
 }
 
 interface Endpoint {
@@ -295,6 +300,7 @@ export class RtpSession {
   /** Whether a valid packet comes from the far end; the first one latches its source (comedia). */
   #fromRemote(source: dgram.RemoteInfo): boolean {
     if (!this.#latched) {
+      if (this.#options.mayLatch && !this.#options.mayLatch(source.address)) return false;
       this.#latched = true;
       this.#remote = { address: source.address, port: source.port };
       // RTCP follows to the same place: the SDP's RTCP port if RTP comes from its address (a=rtcp
@@ -351,6 +357,10 @@ export class RtpSession {
   }
 
   #receiveRtcp(data: Uint8Array, source: dgram.RemoteInfo): void {
+    const trusted = this.#latched
+      ? source.address === this.#remote.address
+      : (this.#options.mayLatch?.(source.address) ?? true);
+    if (!trusted) return;
     const reading = this.#rtcp.read(data, this.#timers.now());
     if (!reading) return;
     this.#reports.received += 1;

@@ -172,7 +172,10 @@ export class SipAgent implements SipCallControl {
       );
     }
     const tenant = this.deps.tenantOf(request.organizationId);
-    const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports, request.from);
+    const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports, request.from, [
+      destination.host,
+      ...trunk.inboundAddresses,
+    ]);
     call.leg = {
       hangUp: () =>
         call.state === 'answered' ? void outgoing.bye().catch(() => undefined) : outgoing.cancel(),
@@ -323,7 +326,9 @@ export class SipAgent implements SipCallControl {
       return incoming.reject(480);
     }
     incoming.ringing();
-    const call = this.#track(tenant, record.id, incoming.callId, 'inbound', ports, number.phoneNumber);
+    const call = this.#track(tenant, record.id, incoming.callId, 'inbound', ports, number.phoneNumber, [
+      incoming.source.host,
+    ]);
     call.leg = {
       hangUp: () => void incoming.bye().catch(() => undefined),
       refer: (target) => referAndWait(incoming, target),
@@ -346,10 +351,12 @@ export class SipAgent implements SipCallControl {
     direction: 'inbound' | 'outbound',
     ports: MediaPorts,
     number: string,
+    mediaSources: string[],
   ): TrunkCall {
     const call = new TrunkCall({
       tenant,
       number,
+      mediaSources,
       callId,
       callSid,
       direction,
@@ -384,6 +391,7 @@ export class SipAgent implements SipCallControl {
         invite: (sdp) =>
           this.#invite(trunk, destination, { from, to }, sdp, this.deps.config.ringTimeoutSeconds * 1000),
         releasePorts: (held) => this.#ports.release(held),
+        mediaSources: [destination.host, ...trunk.inboundAddresses],
         log: this.deps.log,
       });
     } catch (error) {

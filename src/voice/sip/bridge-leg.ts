@@ -14,6 +14,7 @@ import { RtpSession } from '../../sip/rtp-session.js';
 import { type G711Codec, type LocalSdp, makeOffer, type NegotiatedMedia, readAnswer } from '../../sip/sdp.js';
 import type { OutgoingCall } from '../../sip/user-agent.js';
 import { type AudioFormat, decodeAudio, encodeAudio, sameFormat } from '../audio.js';
+import { addressAllowed } from './trunk-settings.js';
 
 export interface BridgeLegOptions {
   /** The caller's leg's audio: what `send` takes and `onAudio` gives. */
@@ -24,6 +25,8 @@ export interface BridgeLegOptions {
   /** Sends the INVITE with this SDP offer through the trunk. */
   invite(sdp: string): OutgoingCall;
   releasePorts(ports: MediaPorts): Promise<void>;
+  /** Where the target's media may come from besides its SDP's address (the trunk's). */
+  mediaSources: readonly string[];
   log: { warn(object: object, message: string): void };
 }
 
@@ -95,6 +98,7 @@ export class BridgeLeg {
       onAudio: (frame) => this.onAudio(convert(frame, this.#rtp.format, options.format)),
       onDigit: (key) => this.onDigit(key),
       onError: (error) => options.log.warn({ err: error }, 'SIP transfer leg media'),
+      mayLatch: (address) => address === media.remoteAddress || addressAllowed(address, options.mediaSources),
     });
     outgoing.onEnded = () => void this.#close();
   }

@@ -23,7 +23,7 @@ import type { AudioFormat } from '../audio.js';
 import type { BridgeDialing, BridgeLeg } from './bridge-leg.js';
 import type { SipDirection, SipMetrics } from './metrics.js';
 import { REFER_NOT_TAKEN, RINGBACK, ringbackCycle } from './transfer.js';
-import { callStatusOfFailure } from './trunk-settings.js';
+import { addressAllowed, callStatusOfFailure } from './trunk-settings.js';
 import type { CallStatusEvent, MediaHandlers, SipRuntime } from './types.js';
 
 /** The user agent's side of the call: how it is ended and moved. */
@@ -43,6 +43,11 @@ export interface SipCallOptions {
   /** The platform's number on the call (the caller id a transfer's second leg is placed from). */
   number: string;
   ports: MediaPorts;
+  /**
+   * Where the trunk's media may come from besides the SDP's address (the signalling peer, the
+   * trunk's listed addresses and CIDR blocks): nobody else can take the call's audio.
+   */
+  mediaSources: readonly string[];
   releasePorts(ports: MediaPorts): Promise<void>;
   runtime: SipRuntime;
   report(event: CallStatusEvent): Promise<unknown>;
@@ -101,6 +106,8 @@ export class TrunkCall {
       onMark: (name) => this.#deliver((handlers) => handlers.mark(name)),
       onError: (error) =>
         this.options.log.warn({ err: error, callId: this.options.callId }, 'SIP call media'),
+      mayLatch: (address) =>
+        address === media.remoteAddress || addressAllowed(address, this.options.mediaSources),
     });
     this.#rtp = rtp;
     this.#report({ status: 'in-progress' });
