@@ -3,7 +3,8 @@
  * through organizations' own trunks (numbers on `sip_trunk`). It is the `sip_trunk` carrier's other
  * half (`providers/carriers/sip-trunk.ts`): services place, end, transfer and key calls through the
  * adapter exactly as through a carrier's; here each becomes an INVITE through the organization's
- * trunk (`trunkSettings`), or, inbound, an INVITE the trunk sends us, admitted by `admitInvite`.
+ * trunk (`trunkSettings`), or, inbound, an INVITE the trunk sends us, admitted and answered by
+ * `answerInbound` (inbound-call.ts).
  * Every call is a `TrunkCall`: its statuses go to `CallService.applyStatus`, its audio to the voice
  * runtime, like a carrier's media stream. The trunks themselves are kept in view by its
  * `TrunkUpkeep` (OPTIONS pings as their health, registrations), started and stopped with it.
@@ -23,24 +24,22 @@ import type {
 } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import { createNonceIssuer } from '../../sip/digest-server.js';
-import { header } from '../../sip/headers.js';
-import type { MediaPorts } from '../../sip/port-range.js';
 import { systemTimers } from '../../sip/rtp-pacer.js';
-import { answerOffer, makeOffer, readAnswer } from '../../sip/sdp.js';
+import { makeOffer, readAnswer } from '../../sip/sdp.js';
 import type { Peer } from '../../sip/transaction-common.js';
 import { SipTransport } from '../../sip/transport.js';
-import { parseUri } from '../../sip/uri.js';
-import { type IncomingCall, type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
+import { type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
 import { type AudioFormat, MULAW_8K } from '../audio.js';
 import { type BridgeDialing, dialBridgeLeg } from './bridge-leg.js';
 import { CallPorts } from './call-ports.js';
-import { admitInvite, type InboundDeps } from './inbound.js';
+import type { InboundDeps } from './inbound.js';
+import { answerInbound, type TrackedCall } from './inbound-call.js';
 import type { SipMetrics } from './metrics.js';
 import { referAndWait } from './transfer.js';
 import { TrunkCall } from './trunk-call.js';
 import { portPart, type TrunkSettings, transportPart, trunkSettings } from './trunk-settings.js';
 import { type TrunkHealth, TrunkUpkeep } from './trunk-upkeep.js';
-import type { CallStatusEvent, SipRuntime } from './types.js';
+import type { SipCallRecords, SipLog, SipRuntime } from './types.js';
 
 const PROVIDER = 'sip_trunk';
 
@@ -49,18 +48,11 @@ export interface SipAgentDeps {
   /** Signs the nonces of inbound digest challenges (the platform's secret). */
   secret: Buffer;
   runtime: SipRuntime;
-  calls: {
-    applyStatus(organizationId: number, callId: number, event: CallStatusEvent): Promise<unknown>;
-    startInbound(
-      tenant: Tenant,
-      number: { id: number; assistantId: number | null; provider: string; phoneNumber: string },
-      event: { kind: 'inbound_call'; callSid: string; from: string; to: string },
-    ): Promise<{ id: number } | undefined>;
-  };
+  calls: SipCallRecords;
   inbound: Omit<InboundDeps, 'nonces' | 'realm'>;
   tenantOf(organizationId: number): Tenant;
   metrics?: SipMetrics;
-  log: { info(object: object, message: string): void; warn(object: object, message: string): void };
+  log: SipLog;
   /** Resolves the trunk's host for outbound calls (the inbound deps' resolver by default). */
   lookup?: (host: string) => Promise<string[]>;
   /** The trunks to keep in view (OPTIONS pings, registrations): none without it. */
@@ -110,7 +102,13 @@ export class SipAgent implements SipCallControl {
       transport: agent.#transport,
       timers: systemTimers,
       log: { warn: (object, message) => deps.log.warn(object, message), debug: () => {} },
-      onInvite: (call) => void agent.#answer(call),
+      onInvite: (call) =>
+        void answerInbound(call, {
+          ...deps,
+          admission: agent.#inbound,
+          ports: agent.#ports,
+          track: (tracked) => agent.#track(tracked),
+        }),
     });
     if (deps.trunks) {
       agent.#upkeep = new TrunkUpkeep({
@@ -172,10 +170,15 @@ export class SipAgent implements SipCallControl {
       );
     }
     const tenant = this.deps.tenantOf(request.organizationId);
-    const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports, request.from, [
-      destination.host,
-      ...trunk.inboundAddresses,
-    ]);
+    const call = this.#track({
+      tenant,
+      callId: request.callId,
+      callSid: outgoing.callId,
+      direction: 'outbound',
+      ports,
+      number: request.from,
+      mediaSources: [destination.host, ...trunk.inboundAddresses],
+    });
     call.leg = {
       hangUp: () =>
         call.state === 'answered' ? void outgoing.bye().catch(() => undefined) : outgoing.cancel(),
@@ -265,94 +268,7 @@ export class SipAgent implements SipCallControl {
     await this.#transport.close();
   }
 
-  /** An inbound INVITE: admitted (or challenged, or refused), then answered by the number's assistant. */
-  async #answer(incoming: IncomingCall): Promise<void> {
-    const { log, metrics } = this.deps;
-    const requestUri = incoming.request.uri;
-    const authorization = header(incoming.request, 'Authorization');
-    const admission = await admitInvite(
-      {
-        dialled: userOf(requestUri) ?? userOf(incoming.to) ?? '',
-        source: incoming.source,
-        requestUri,
-        ...(authorization ? { authorization } : {}),
-      },
-      this.#inbound,
-    ).catch((error: unknown) => {
-      log.warn({ err: error }, 'SIP admission failed');
-      return undefined;
-    });
-    if (!admission) return incoming.reject(500);
-    if (admission.kind === 'challenge')
-      return incoming.reject(401, [{ name: 'WWW-Authenticate', value: admission.header }]);
-    if (admission.kind === 'refuse') {
-      metrics?.refused(admission.why);
-      log.warn({ source: incoming.source, why: admission.why }, 'SIP INVITE refused');
-      return incoming.reject(admission.status);
-    }
-    const ports = await this.#ports.allocate().catch(() => undefined);
-    if (!ports) return incoming.reject(503);
-    const answer = answerOffer(incoming.sdp, this.#ports.localSdp(ports));
-    if (!answer.ok) {
-      await this.#ports.release(ports);
-      return incoming.reject(answer.refusal.status);
-    }
-    const { number } = admission;
-    const tenant = this.deps.tenantOf(number.organizationId);
-    const caller = userOf(incoming.from) ?? incoming.from;
-    const record = await this.deps.calls
-      .startInbound(tenant, number, {
-        kind: 'inbound_call',
-        callSid: incoming.callId,
-        from: caller,
-        to: number.phoneNumber,
-      })
-      .catch((error: unknown) => {
-        log.warn({ err: error }, 'recording an inbound SIP call failed');
-        return undefined;
-      });
-    if (!record || incoming.phase !== 'pending') {
-      await this.#ports.release(ports);
-      // The caller gave up (CANCEL) while the call was being recorded: its record ends too.
-      if (record)
-        await this.deps.calls
-          .applyStatus(tenant.organizationId, record.id, {
-            kind: 'call_status',
-            callSid: incoming.callId,
-            status: 'canceled',
-            durationSeconds: 0,
-          })
-          .catch(() => undefined);
-      return incoming.reject(480);
-    }
-    incoming.ringing();
-    const call = this.#track(tenant, record.id, incoming.callId, 'inbound', ports, number.phoneNumber, [
-      incoming.source.host,
-    ]);
-    call.leg = {
-      hangUp: () => void incoming.bye().catch(() => undefined),
-      refer: (target) => referAndWait(incoming, target),
-    };
-    this.deps.runtime.prepare?.(
-      tenant,
-      record.id,
-      answer.media.codec === 'PCMA' ? { encoding: 'alaw', sampleRate: 8000 } : MULAW_8K,
-    );
-    incoming.onConfirmed = () => call.answered(answer.media);
-    incoming.onCancelled = () => call.failed({ status: 487, reason: 'Request Terminated' });
-    incoming.onEnded = (end) => call.ended(end.by);
-    incoming.accept(answer.sdp);
-  }
-
-  #track(
-    tenant: Tenant,
-    callId: number,
-    callSid: string,
-    direction: 'inbound' | 'outbound',
-    ports: MediaPorts,
-    number: string,
-    mediaSources: string[],
-  ): TrunkCall {
+  #track({ tenant, callId, callSid, direction, ports, number, mediaSources }: TrackedCall): TrunkCall {
     const call = new TrunkCall({
       tenant,
       number,
@@ -442,13 +358,4 @@ export class SipAgent implements SipCallControl {
 
 function permanent(message: string): ProviderError {
   return new ProviderError(message, { provider: PROVIDER, retryable: false });
-}
-
-/** The user part of a SIP URI (`sip:+14155550100@host` → `+14155550100`). */
-function userOf(uri: string): string | undefined {
-  try {
-    return parseUri(uri).user ?? undefined;
-  } catch {
-    return undefined;
-  }
 }

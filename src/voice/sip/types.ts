@@ -13,3 +13,18 @@ export type CallStatusEvent = Extract<CarrierEvent, { kind: 'call_status' }>;
 export interface SipRuntime extends CallRuntime {
   prepare?(tenant: Tenant, callId: number, format: AudioFormat): void;
 }
+
+/** What the agent records of its calls, through the calls domain (`CallService`). */
+export interface SipCallRecords {
+  applyStatus(organizationId: number, callId: number, event: CallStatusEvent): Promise<unknown>;
+  startInbound(
+    tenant: Tenant,
+    number: { id: number; assistantId: number | null; provider: string; phoneNumber: string },
+    event: { kind: 'inbound_call'; callSid: string; from: string; to: string },
+  ): Promise<{ id: number } | undefined>;
+}
+
+export interface SipLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
