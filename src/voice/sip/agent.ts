@@ -32,6 +32,7 @@ import { SipTransport } from '../../sip/transport.js';
 import { parseUri } from '../../sip/uri.js';
 import { type IncomingCall, type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
 import { MULAW_8K } from '../audio.js';
+import { snapshotOf } from './holder.js';
 import { admitInvite, type InboundDeps } from './inbound.js';
 import type { SipMetrics } from './metrics.js';
 import { TrunkCall } from './trunk-call.js';
@@ -175,6 +176,7 @@ export class SipAgent implements SipCallControl {
     }
     const tenant = this.deps.tenantOf(request.organizationId);
     const call = this.#track(tenant, request.callId, outgoing.callId, 'outbound', ports);
+    call.placed();
     call.leg = {
       hangUp: () =>
         call.state === 'answered' ? void outgoing.bye().catch(() => undefined) : outgoing.cancel(),
@@ -245,6 +247,10 @@ export class SipAgent implements SipCallControl {
     } catch (error) {
       return { valid: false, detail: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  async lookupCall(callSid: string) {
+    return snapshotOf(this.#calls.get(callSid));
   }
 
   /** The organization's trunk as last checked (undefined: no trunk, or no upkeep). */
