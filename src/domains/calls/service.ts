@@ -30,9 +30,10 @@ import { findNumberOnPlatform } from '../phone-numbers/reads.js';
 import { findRecording } from '../recordings/reads.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
-import { answeredByChange, detectsVoicemail } from './answered-by.js';
+import { detectsVoicemail } from './answered-by.js';
 import { callEventData, transcriptEventSegment } from './event-data.js';
 import { rollUpFinishedCall } from './rollups.js';
+import { sipAgentChange, statusMetaChange } from './status-meta.js';
 import * as store from './store.js';
 import { transcriptOf } from './transcripts.js';
 
@@ -219,6 +220,7 @@ export class CallService {
         toPhoneNumber: number.phoneNumber,
         customerPhoneNumber: event.from,
         status: 'ringing',
+        ...(event.sipAgent ? { callMeta: { sip_agent: event.sipAgent } } : {}),
       });
       if (!call) return undefined;
       await store.insertCallEvent(tx, tenant, call.id, 'call.ringing', {
@@ -366,10 +368,17 @@ export class CallService {
     const tenant = new Tenant(organizationId);
     const work = async (tx: Executor, jobs: JobEnqueuer) => {
       const call = await store.findCall(tx, tenant, callId, { forUpdate: true });
-      if (!call) return undefined;
-      if (STAGE[event.status] < STAGE[call.status] || FINAL_CALL_STATUSES.includes(call.status))
-        return undefined;
-      if (event.status === call.status && event.durationSeconds === undefined) return undefined;
+      if (!call || FINAL_CALL_STATUSES.includes(call.status)) return undefined;
+      if (
+        STAGE[event.status] < STAGE[call.status] ||
+        (event.status === call.status && event.durationSeconds === undefined)
+      ) {
+        // No move; only a SIP agent's claim on the call is recorded (its INVITE repeats `queued`).
+        const agent = sipAgentChange(call.callMeta, event);
+        if (!agent) return undefined;
+        const callSid = call.callSid ?? event.callSid;
+        return store.updateCall(tx, tenant, callId, { callMeta: { ...call.callMeta, ...agent }, callSid });
+      }
       // Carriers stamp events to the second, so an end may read earlier than a start we stamped.
       const stamped = event.at && !Number.isNaN(event.at.getTime()) ? event.at : new Date();
       const at = call.startedAt && stamped < call.startedAt ? call.startedAt : stamped;
@@ -379,11 +388,7 @@ export class CallService {
       const updated = await store.updateCall(tx, tenant, callId, {
         status: event.status,
         callSid: call.callSid ?? event.callSid,
-        ...withSipStatus(
-          answeredByChange(call.callMeta, event.answeredBy),
-          call.callMeta,
-          final && event.sip,
-        ),
+        ...statusMetaChange(call.callMeta, event, final),
         ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
         ...(final ? { endedAt: at, duration, cost } : {}),
         // The carrier's duration is what is billed, and its final stamp ends the call: the start is
@@ -395,6 +400,7 @@ export class CallService {
         call_sid: event.callSid,
         ...(duration !== null ? { duration } : {}),
         ...(event.sip ? { sip_status: event.sip.status, sip_reason: event.sip.reason } : {}),
+        ...(final && event.error ? { error: event.error } : {}),
       });
       if (updated) await this.#emit(tx, jobs, tenant, updated, `call.${event.status}`);
       if (cost && cost > 0) {
@@ -414,16 +420,6 @@ export class CallService {
     };
     return this.deps.queue.transaction(work);
   }
-}
-
-/** A trunk's refusal stays on the call that it ended: `sip_status` 486, `error` "Busy Here". */
-function withSipStatus(
-  change: { callMeta?: Record<string, unknown> },
-  callMeta: Record<string, unknown>,
-  sip: { status: number; reason: string } | false | undefined,
-): { callMeta?: Record<string, unknown> } {
-  if (!sip) return change;
-  return { callMeta: { ...(change.callMeta ?? callMeta), sip_status: sip.status, error: sip.reason } };
 }
 
 function render(field: string, template: string, variables: TemplateVariables) {

@@ -1,5 +1,5 @@
 /** SQL of call records and their events. */
-import { and, asc, desc, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, notInArray, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
 import {
@@ -9,6 +9,8 @@ import {
   callEvents,
   callSearchDocuments,
   calls,
+  callTranscriptSegments,
+  FINAL_CALL_STATUSES,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
@@ -230,11 +232,40 @@ export async function eventsOf(
  * Carrier webhooks arrive before we know the organization: these lookups are platform-wide on
  * purpose. What they find is trusted only after the webhook's signature is verified with that
  * organization's credentials (the campaign sweep also asks whether any call holds a carrier id).
+ * A SIP agent starting up holds calls of every organization: it asks which its previous life left.
  */
 export const unscoped = {
   async callById(ex: Executor, id: number): Promise<CallRow | undefined> {
     const [row] = await ex.select().from(calls).where(eq(calls.id, id)).limit(1);
     return row;
+  },
+
+  /**
+   * The `sip_trunk` calls not final yet that the SIP agent `agent` (`host:port`) holds by their
+   * record, each with the last moment anything was recorded of it (the row, its events, its
+   * transcript): how long it is known to have lasted.
+   */
+  async sipCallsHeldBy(ex: Executor, agent: string): Promise<Array<{ call: CallRow; lastKnownAt: Date }>> {
+    const lastEvent = sql`select max(${callEvents.createdAt}) from ${callEvents} where ${callEvents.callId} = ${calls.id}`;
+    const lastSaid = sql`select max(${callTranscriptSegments.endedAt}) from ${callTranscriptSegments}
+      where ${callTranscriptSegments.callId} = ${calls.id}`;
+    return ex
+      .select({
+        call: calls,
+        lastKnownAt: sql<Date>`greatest(${calls.updatedAt}, (${lastEvent}), (${lastSaid}))`.mapWith(
+          calls.updatedAt,
+        ),
+      })
+      .from(calls)
+      .where(
+        and(
+          eq(calls.provider, 'sip_trunk'),
+          notInArray(calls.status, [...FINAL_CALL_STATUSES]),
+          isNotNull(calls.callSid),
+          sql`${calls.callMeta}->>'sip_agent' = ${agent}`,
+        ),
+      )
+      .orderBy(asc(calls.id));
   },
 
   async callBySid(ex: Executor, provider: string, callSid: string): Promise<CallRow | undefined> {

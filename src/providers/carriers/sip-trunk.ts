@@ -9,6 +9,7 @@
  */
 import { ProviderError } from '../errors.js';
 import type {
+  CallSnapshot,
   CarrierAdapter,
   CarrierCredentials,
   CredentialCheck,
@@ -28,6 +29,8 @@ export interface SipCallControl {
   probe(trunk: CarrierCredentials): Promise<CredentialCheck>;
   /** The organization's trunk as the agent's upkeep last checked it; undefined when it has none. */
   health(organizationId: number): SipTrunkHealth | undefined;
+  /** A call this process holds, with its current status; undefined for any other. */
+  lookupCall(callSid: string): Promise<CallSnapshot | undefined>;
 }
 
 /** A trunk's health (`voice/sip/trunk-upkeep.ts`). */
@@ -95,6 +98,14 @@ export class SipTrunkAdapter implements CarrierAdapter {
       provider: PROVIDER,
       retryable: false,
     });
+  }
+
+  /**
+   * The call as this process's agent holds it; undefined when it holds none such (another process
+   * does, or it ended: its record has the end, or the agent that held it settles it when it starts).
+   */
+  async lookupCall(_credentials: CarrierCredentials, callSid: string): Promise<CallSnapshot | undefined> {
+    return this.#agent?.lookupCall(callSid);
   }
 
   async validateCredentials(credentials: CarrierCredentials): Promise<CredentialCheck> {

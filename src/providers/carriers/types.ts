@@ -86,6 +86,10 @@ export type CarrierEvent =
       answeredBy?: 'human' | 'machine';
       /** A SIP trunk's final response that ended the call (486, 503…), and its reason phrase. */
       sip?: { status: number; reason: string };
+      /** The SIP agent holding the call (`host:port`), as it reports: kept as `call_meta.sip_agent`. */
+      sipAgent?: string;
+      /** Why the call ended when no carrier or trunk said so (the platform stopped): `call_meta.error`. */
+      error?: string;
     }
   /**
    * The carrier's answering-machine detection, asynchronous: who answered, and (on a machine) that its
@@ -102,7 +106,8 @@ export type CarrierEvent =
       /** How the greeting ended, when it has: `beep`, or `other` (silence, the carrier could not tell). */
       greetingEnded?: 'beep' | 'other';
     }
-  | { kind: 'inbound_call'; callSid: string; from: string; to: string }
+  /** `sipAgent`: the SIP agent that took the call (`host:port`), kept as `call_meta.sip_agent`. */
+  | { kind: 'inbound_call'; callSid: string; from: string; to: string; sipAgent?: string }
   | { kind: 'message_status'; messageId: string; status: MessageStatus; error?: string }
   | {
       kind: 'inbound_message';

@@ -32,6 +32,7 @@ import { type OutgoingCall, UserAgent } from '../../sip/user-agent.js';
 import { type AudioFormat, MULAW_8K } from '../audio.js';
 import { type BridgeDialing, dialBridgeLeg } from './bridge-leg.js';
 import { CallPorts } from './call-ports.js';
+import { snapshotOf } from './holder.js';
 import type { InboundDeps } from './inbound.js';
 import { answerInbound, type TrackedCall } from './inbound-call.js';
 import type { SipMetrics } from './metrics.js';
@@ -179,6 +180,7 @@ export class SipAgent implements SipCallControl {
       number: request.from,
       mediaSources: [destination.host, ...trunk.inboundAddresses],
     });
+    call.placed();
     call.leg = {
       hangUp: () =>
         call.state === 'answered' ? void outgoing.bye().catch(() => undefined) : outgoing.cancel(),
@@ -253,6 +255,10 @@ export class SipAgent implements SipCallControl {
     } catch (error) {
       return { valid: false, detail: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  async lookupCall(callSid: string) {
+    return snapshotOf(this.#calls.get(callSid));
   }
 
   /** The organization's trunk as last checked (undefined: no trunk, or no upkeep). */

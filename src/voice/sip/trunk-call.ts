@@ -64,6 +64,7 @@ const DIGIT_PAUSE_MS = 500;
 
 export class TrunkCall {
   leg: SipLeg | undefined;
+  readonly createdAt = new Date();
   #state: 'setup' | 'ringing' | 'answered' | 'ended' = 'setup';
   #rtp: RtpSession | undefined;
   #handlers: MediaHandlers | undefined;
@@ -81,6 +82,11 @@ export class TrunkCall {
 
   get state(): 'setup' | 'ringing' | 'answered' | 'ended' {
     return this.#state;
+  }
+
+  /** The INVITE went out: reported at once, so that the record names the agent that holds the call. */
+  placed(): void {
+    if (this.#state === 'setup') this.#report({ status: 'queued' });
   }
 
   /** The far end rings (18x): reported once. */

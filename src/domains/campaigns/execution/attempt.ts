@@ -7,6 +7,7 @@
 import type { Db, Executor } from '../../../db/client.js';
 import { Tenant } from '../../../db/tenant.js';
 import { TemplateError } from '../../../lib/templates.js';
+import { isCarrierId } from '../../../providers/carriers/index.js';
 import type { JobQueue } from '../../../queue/queue.js';
 import type { CallService } from '../../calls/service.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
@@ -16,7 +17,7 @@ import { announceProgress } from '../events.js';
 import { failCampaign } from './occurrence.js';
 import type { AttemptOutcome } from './outcomes.js';
 import { contactVariables, personalize } from './personalize.js';
-import type { CampaignSenders } from './sender.js';
+import { type CampaignSenders, noSmsOnTrunk } from './sender.js';
 import { settleAttempt } from './settlement.js';
 import * as store from './store.js';
 
@@ -74,6 +75,10 @@ export async function runAttempt(
 
   if (execution.channel === 'sms') {
     if (!texts.sms) return failBeforeStart(queue, tenant, execution, 'The campaign has no SMS template');
+    // SMS go from carrier numbers only (the sender refuses SMS and mixed campaigns on a SIP trunk).
+    const provider = sender.provider;
+    if (!isCarrierId(provider))
+      return failBeforeStart(queue, tenant, execution, noSmsOnTrunk(sender.phoneNumber));
     const settings = await deps.resolver.organizationSettings(tenant);
     if (settings.enforce_sms_compliance === true) {
       const verdict = await canSendOutbound(db, tenant, sender.numberId);
@@ -85,7 +90,7 @@ export async function runAttempt(
       const message = await deps.sms.queueOutbound(tx, jobs, tenant, {
         phoneNumberId: sender.numberId,
         assistantId: sender.assistantId,
-        provider: sender.provider,
+        provider,
         from: sender.phoneNumber,
         to: contact.phoneNumber,
         body: texts.sms!,

@@ -5,8 +5,8 @@
  */
 import type { Db } from '../../../db/client.js';
 import type { Tenant } from '../../../db/tenant.js';
-import { isCarrierId } from '../../../providers/carriers/index.js';
-import type { CarrierId } from '../../../providers/carriers/types.js';
+import { isTelephonyProvider } from '../../../providers/carriers/index.js';
+import type { TelephonyProvider } from '../../../providers/ids.js';
 import { findAssistant } from '../../assistants/reads.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
 import type { CampaignRecord } from './store.js';
@@ -16,8 +16,14 @@ export interface Sender {
   assistantName: string;
   numberId: number;
   phoneNumber: string;
-  provider: CarrierId;
+  /** A carrier, or `sip_trunk` (calls only: the SIP agent places them through the organization's trunk). */
+  provider: TelephonyProvider;
   credentials: Record<string, string>;
+}
+
+/** Why a campaign sends no SMS from a number on a SIP trunk. */
+export function noSmsOnTrunk(phoneNumber: string): string {
+  return `The number ${phoneNumber} is on a SIP trunk, which carries no SMS: SMS and mixed campaigns need a carrier number`;
 }
 
 /** How long a sender found is used before it is looked up again. */
@@ -53,10 +59,11 @@ export class CampaignSenders {
     const sender = await this.deps.resolver.sender(tenant, { assistantId: assistant.id });
     if (!sender) return { reason: `No phone number is routed to the assistant "${assistant.name}"` };
     const { number, credentials } = sender;
-    if (!isCarrierId(number.provider))
-      return {
-        reason: `The number ${number.phoneNumber} is on a SIP trunk; campaigns need a carrier number`,
-      };
+    if (!isTelephonyProvider(number.provider))
+      return { reason: `The number ${number.phoneNumber} cannot place calls (${number.provider})` };
+    // A mixed campaign's SMS would go from the same number: refused up front, not contact by contact.
+    if (number.provider === 'sip_trunk' && campaign.campaignType !== 'call')
+      return { reason: noSmsOnTrunk(number.phoneNumber) };
     if (!credentials)
       return { reason: `No ${number.provider} credentials: add them to the organization or the assistant` };
     return {
