@@ -72,6 +72,11 @@ export const calls = pgTable(
     uniqueIndex('calls_provider_call_sid_key').on(t.provider, t.callSid),
     index('calls_organization_created_idx').on(t.organizationId, t.createdAt),
     index('calls_assistant_idx').on(t.assistantId),
+    // The SIP calls not yet final, by the agent holding them: what an agent starting settles
+    // (calls/sip-orphans.ts) is found without reading every call.
+    index('calls_sip_agent_live_idx')
+      .on(sql`(${t.callMeta}->>'sip_agent')`)
+      .where(sql`${t.provider} = 'sip_trunk' and not ${oneOf(t.status, FINAL_CALL_STATUSES)}`),
     check('calls_direction_check', sql`${t.direction} in ('inbound', 'outbound')`),
     check('calls_status_check', oneOf(t.status, CALL_STATUSES)),
   ],

@@ -2,6 +2,7 @@
 import { and, asc, desc, eq, gte, inArray, isNotNull, lte, notInArray, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
+import { oneOf } from '../../db/schema/checks.js';
 import {
   assistants,
   type CallStatus,
@@ -259,8 +260,8 @@ export const unscoped = {
       .from(calls)
       .where(
         and(
-          eq(calls.provider, 'sip_trunk'),
-          notInArray(calls.status, [...FINAL_CALL_STATUSES]),
+          // Written as the partial index's predicate (calls_sip_agent_live_idx), so the planner uses it.
+          sql`${calls.provider} = 'sip_trunk' and not ${oneOf(calls.status, FINAL_CALL_STATUSES)}`,
           isNotNull(calls.callSid),
           sql`${calls.callMeta}->>'sip_agent' = ${agent}`,
         ),

@@ -1,0 +1,1 @@
+CREATE INDEX "calls_sip_agent_live_idx" ON "calls" USING btree (("call_meta"->>'sip_agent')) WHERE "calls"."provider" = 'sip_trunk' and not "calls"."status" in ('completed', 'busy', 'no-answer', 'failed', 'canceled');
