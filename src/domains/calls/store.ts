@@ -1,5 +1,5 @@
 /** SQL of call records and their events. */
-import { and, asc, desc, eq, gte, inArray, isNotNull, lte, notInArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
 import { oneOf } from '../../db/schema/checks.js';
