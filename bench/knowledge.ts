@@ -48,7 +48,7 @@ const BATCH = 500;
 const ms = (value: number) => Number(value.toFixed(2));
 
 /** A deterministic generator (mulberry32), so every run seeds the same text. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;
@@ -65,7 +65,7 @@ const SUPPORT_WORDS = (
   'setting shipping store subscription support tariff technician update voucher warranty washer water'
 ).split(' ');
 
-function vocabulary(rand: () => number): string[] {
+export function vocabulary(rand: () => number): string[] {
   const syllables = 'ka lo mi ne su ta ri ve po da fe gu hi jo ku le mo na pi ro sa te ul vi wo ya ze'.split(
     ' ',
   );
@@ -78,7 +78,7 @@ function vocabulary(rand: () => number): string[] {
 }
 
 /** A passage of 800–1000 characters: words drawn with Zipf-like weights, in sentences. */
-function passage(words: string[], rand: () => number): string {
+export function passage(words: string[], rand: () => number): string {
   const target = 800 + Math.floor(rand() * 200);
   let text = '';
   let sentence: string[] = [];

@@ -6,7 +6,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
-import { atLeastQuery, textSearch } from '../src/domains/knowledge/text-search.js';
+import { maintainChunkIndexes } from '../src/domains/knowledge/chunk-store.js';
+import { atLeastQuery, ladderOf, textSearch } from '../src/domains/knowledge/text-search.js';
 import { Factories } from './support/factories.js';
 import { useTestPlatform } from './support/harness.js';
 import { seedDocument } from './support/knowledge-seed.js';
@@ -19,6 +20,25 @@ describe('atLeastQuery', () => {
     expect(atLeastQuery(['a', 'b', 'c'], 2)).toBe("('a' & 'b') | ('a' & 'c') | ('b' & 'c')");
     expect(atLeastQuery(['a', 'b', 'c'], 1)).toBe("'a' | 'b' | 'c'");
     expect(atLeastQuery(["o'brien"], 1)).toBe("'o''brien'");
+  });
+});
+
+describe('ladderOf', () => {
+  const shares: Record<string, number> = { a: 0, b: 0.001, c: 0.3, d: 0.05, e: 0 };
+  const frequency = (lexeme: string) => shares[lexeme] ?? 0;
+
+  it('climbs on the rare words, rarest first (ties in the order said), leaving the common ones for last', () => {
+    expect(ladderOf(['c', 'b', 'd', 'a', 'e'], frequency)).toEqual({
+      rare: ['a', 'e', 'b'],
+      common: ['d', 'c'],
+    });
+  });
+
+  it('keeps two words however common, and at most seven', () => {
+    expect(ladderOf(['c', 'd'], frequency)).toEqual({ rare: ['d', 'c'], common: [] });
+    expect(ladderOf(['c', 'd', 'b'], frequency)).toEqual({ rare: ['b', 'd'], common: ['c'] });
+    const many = ['l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9'];
+    expect(ladderOf(many, () => 0)).toEqual({ rare: many.slice(0, 7), common: [] });
   });
 });
 
@@ -81,5 +101,30 @@ describe('full-text search', () => {
       await textSearch(t.database.db, new Tenant(tenant.organizationId + 1000), assistantId, 'kettle', 5),
     ).toEqual([]);
     expect(await textSearch(t.database.db, tenant, assistantId + 1000, 'kettle', 5)).toEqual([]);
+  });
+});
+
+describe('full-text search by rare words first', () => {
+  it('puts the passage holding the rare words first, then fills k from the common ones', async () => {
+    const factories = new Factories(t);
+    const admin = await factories.user();
+    const tenant = new Tenant(admin.organizationId);
+    const assistantId = await factories.assistant(admin, 'Rare words');
+    const RARE = 'The zephyr quasar model was discontinued last spring.';
+    // A hundred passages share the two common words: together they are most of the table.
+    const commons = Array.from(
+      { length: 100 },
+      (_, i) => `Device ${i}: its setting page lists each setting.`,
+    );
+    const seeded = await seedDocument(t, admin.organizationId, assistantId, [...commons, RARE], {
+      embed: false,
+    });
+    await maintainChunkIndexes(t.database.db, 1_000_000); // statistics, as processing gathers them
+    const found = await textSearch(t.database.db, tenant, assistantId, 'zephyr quasar device setting', 3);
+    // Counting words alone, a passage holding "device" and "setting" would tie with RARE: the rare
+    // words decide.
+    expect(found[0]?.chunkId).toBe(seeded.chunks.get(RARE));
+    expect(found).toHaveLength(3);
+    expect(found.slice(1).every((candidate) => candidate.content.startsWith('Device'))).toBe(true);
   });
 });
