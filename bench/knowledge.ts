@@ -37,7 +37,7 @@ import { KnowledgeRetriever, retrievalOptions } from '../src/domains/knowledge/r
 import { textSearch } from '../src/domains/knowledge/text-search.js';
 import { estimateTokens } from '../src/domains/knowledge/types.js';
 import { vectorInstalled } from '../src/domains/knowledge/vector-index.js';
-import { VectorSearch } from '../src/domains/knowledge/vector-search.js';
+import { DEFAULT_EF_SEARCH, VectorSearch } from '../src/domains/knowledge/vector-search.js';
 import type { EmbeddingsAdapter } from '../src/providers/embeddings/types.js';
 import { simulatedEmbedding } from '../src/sim/embedding-vectors.js';
 import { benchUser, percentile, startBenchPlatform, table } from './support.js';
@@ -238,8 +238,16 @@ export async function run(args: string[]): Promise<void> {
 
     // Recall of the vector list the retriever fuses (k = 20 candidates): of the exact 20 nearest, how
     // many the path it uses (HNSW where pgvector is installed) returns, and of the exact 5 nearest.
-    const indexed = new VectorSearch(db, { path: 'auto', maxCacheBytes: 1024 ** 3 });
-    const truth = new VectorSearch(db, { path: 'exact', maxCacheBytes: 1024 ** 3 });
+    const indexed = new VectorSearch(db, {
+      path: 'auto',
+      maxCacheBytes: 1024 ** 3,
+      efSearch: DEFAULT_EF_SEARCH,
+    });
+    const truth = new VectorSearch(db, {
+      path: 'exact',
+      maxCacheBytes: 1024 ** 3,
+      efSearch: DEFAULT_EF_SEARCH,
+    });
     let recall20 = 0;
     let recall5 = 0;
     const recallQuestions = questions.slice(0, 50);

@@ -123,6 +123,11 @@ export const variables = {
     'Seconds without progress after which a knowledge-base document being processed is handed to a new job (its process died).',
     integer(1, 86_400),
   ),
+  KNOWLEDGE_HNSW_EF_SEARCH: variable(
+    '100',
+    'How many candidates a knowledge search keeps while it walks the HNSW index (pgvector `hnsw.ef_search`; at least twice the candidates asked for): higher finds more of the true nearest passages, slower.',
+    integer(10, 1000),
+  ),
   KNOWLEDGE_SWEEP_INTERVAL_SECONDS: variable(
     '15',
     'How often a worker process looks for knowledge-base documents whose processing stopped making progress.',

@@ -86,7 +86,12 @@ export interface Config {
   storage: StorageConfig;
   sip: SipConfig;
   recordings: { urlTtlSeconds: number };
-  knowledge: { maxUploadBytes: number; recoverAfterSeconds: number; sweepIntervalSeconds: number };
+  knowledge: {
+    maxUploadBytes: number;
+    recoverAfterSeconds: number;
+    sweepIntervalSeconds: number;
+    efSearch: number;
+  };
   providers: ProviderUrls;
 }
 
@@ -180,6 +185,7 @@ export function loadConfig(env: Env = readProcessEnv()): Config {
       maxUploadBytes: readOr('KNOWLEDGE_MAX_UPLOAD_BYTES'),
       recoverAfterSeconds: readOr('KNOWLEDGE_RECOVER_AFTER_SECONDS'),
       sweepIntervalSeconds: readOr('KNOWLEDGE_SWEEP_INTERVAL_SECONDS'),
+      efSearch: readOr('KNOWLEDGE_HNSW_EF_SEARCH'),
     },
     providers: {
       carrierA: readOr('CARRIER_A_BASE_URL'),

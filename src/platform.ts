@@ -208,7 +208,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const voiceMetrics = new VoiceMetrics(metrics);
   const graphSessions = new GraphSessionService({ db: database.db });
   // One retriever for live calls and the search route: its cache of exact-scan vectors is kept once.
-  const knowledgeRetriever = new KnowledgeRetriever({ db: database.db, adapter: embeddingsAdapter() });
+  const knowledgeRetriever = new KnowledgeRetriever({
+    db: database.db,
+    adapter: embeddingsAdapter(),
+    efSearch: config.knowledge.efSearch,
+  });
   const voice = createVoice({
     live: new LiveCalls({ db: database.db, carriers, resolver: configResolver }),
     callRecords,

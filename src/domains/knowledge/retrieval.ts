@@ -19,7 +19,7 @@ import { ProviderError } from '../../providers/errors.js';
 import { fitBudget, fuse } from './fuse.js';
 import { textSearch } from './text-search.js';
 import type { EmbeddingsChoice, Passage, Retrieval, RetrievalOptions } from './types.js';
-import { type VectorCandidate, VectorSearch } from './vector-search.js';
+import { DEFAULT_EF_SEARCH, type VectorCandidate, VectorSearch } from './vector-search.js';
 
 export interface RetrieveRequest {
   tenant: Tenant;
@@ -40,6 +40,8 @@ export interface KnowledgeRetrieverDeps {
   vectorPath?: 'auto' | 'exact';
   /** Bytes the exact path's vector cache may hold (default 1 GiB; see vector-search.ts). */
   maxCacheBytes?: number;
+  /** The HNSW walk's candidate list (`KNOWLEDGE_HNSW_EF_SEARCH`, default 100; see vector-search.ts). */
+  efSearch?: number;
 }
 
 /** The rag_settings defaults of domains/assistants/schemas.ts (RagSettings). */
@@ -77,6 +79,7 @@ export class KnowledgeRetriever {
     this.vectors = new VectorSearch(deps.db, {
       path: deps.vectorPath ?? 'auto',
       maxCacheBytes: deps.maxCacheBytes ?? 1024 ** 3,
+      efSearch: deps.efSearch ?? DEFAULT_EF_SEARCH,
     });
   }
 

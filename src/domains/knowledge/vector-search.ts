@@ -4,7 +4,7 @@
  *
  * - **pgvector** (PGlite; a server with the extension): the per-length HNSW index of vector-index.ts,
  *   `ORDER BY embedding::vector(n) <=> $q LIMIT k` (halfvec above 2,000 dimensions), in a transaction that sets `hnsw.ef_search`
- *   (`efSearch`: at least 200, so the graph walk keeps enough candidates) and `hnsw.iterative_scan =
+ *   (`efSearch`: `KNOWLEDGE_HNSW_EF_SEARCH`, 100 by default, and at least 2k) and `hnsw.iterative_scan =
  *   relaxed_order` (0.8): the index keeps walking until the assistant filter has let k rows through,
  *   instead of answering fewer when most neighbours belong to other assistants. Similarities are
  *   then computed exactly from the stored `real[]` in the same statement.
@@ -39,6 +39,8 @@ export interface VectorSearchOptions {
   path: 'auto' | 'exact';
   /** Bytes all cached assistants' vectors may take together. */
   maxCacheBytes: number;
+  /** The HNSW walk's candidate list (see `efSearch`). */
+  efSearch: number;
 }
 
 interface CachedVectors {
@@ -49,13 +51,20 @@ interface CachedVectors {
   bytes: number;
 }
 
+/** The HNSW walk's default candidate list: `KNOWLEDGE_HNSW_EF_SEARCH`. */
+export const DEFAULT_EF_SEARCH = 100;
+
 /**
- * How wide the HNSW walk keeps its candidate list for k results. pgvector's default is 40; measured at
- * 30,000 chunks (simulator vectors, 5 nearest among 20 returned), 40 found 80 % of the exact
- * neighbours, 200 found 95 % for 2.5 ms p50 instead of 1.8 (bench/knowledge.ts reports recall too).
+ * How wide the HNSW walk keeps its candidate list for k results: the configured width, but never
+ * under 2k (a list shorter than the results asked for cannot hold them) nor over pgvector's 1,000.
+ * pgvector's default is 40; 100 costs about half of 200 (at 100,000 chunks of 1536 dimensions on the
+ * server: the vector query alone p95 12 ms at 100, 19 ms at 200, 9 ms at 40). How many of the true
+ * nearest it finds depends on the embeddings: real models' vectors cluster and HNSW finds most of
+ * them at these widths, while the simulator's (hashes of words, near-orthogonal and near-tied) are
+ * its worst case — the benchmark prints that recall, and `vectorPath: 'exact'` is always exact.
  */
-export function efSearch(k: number): number {
-  return Math.min(1000, Math.max(200, 2 * k));
+export function efSearch(k: number, width: number = DEFAULT_EF_SEARCH): number {
+  return Math.min(1000, Math.max(width, 2 * k));
 }
 
 /** Rows read per page when loading an assistant's vectors. */
@@ -114,9 +123,9 @@ export class VectorSearch {
     const half = sql.raw(indexedType(n).type);
     const q = realArrayParameter(query);
     return this.db.transaction(async (tx) => {
-      // `set local` takes no parameters; both values are integers of ours.
-      await tx.execute(sql.raw(`set local hnsw.ef_search = ${efSearch(k)}`));
-      await tx.execute(sql.raw(`set local hnsw.iterative_scan = relaxed_order`));
+      // Both settings for this transaction only (set_config's third argument), in one round trip.
+      await tx.execute(sql`select set_config('hnsw.ef_search', ${String(efSearch(k, this.options.efSearch))}, true),
+        set_config('hnsw.iterative_scan', 'relaxed_order', true)`);
       // The nearest rows by the index alone, in a subquery of one table: the same search joined with
       // the documents in one query measured twice a bare scan's time in the benchmark (as if every
       // row were cast and sorted), where EXPLAIN of the one-table form shows the index scan.
