@@ -47,6 +47,6 @@ async function read(db: Executor): Promise<LexemeFrequency> {
     where schemaname = current_schema() and tablename = 'knowledge_chunks' and attname = 'search_vector'`);
   const row = rowsOf(result)[0] as { lexemes: string[] | null; shares: number[] | null } | undefined;
   const shares = new Map<string, number>();
-  row?.lexemes?.forEach((lexeme, i) => shares.set(lexeme, Number(row.shares?.[i] ?? 0)));
+  for (const [i, lexeme] of (row?.lexemes ?? []).entries()) shares.set(lexeme, Number(row?.shares?.[i] ?? 0));
   return (lexeme) => shares.get(lexeme) ?? 0;
 }
