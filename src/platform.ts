@@ -35,11 +35,7 @@ import { AccessTokens } from './domains/identity/access-tokens.js';
 import { IdentityAuthenticator } from './domains/identity/authenticator.js';
 import { IdentityChanges } from './domains/identity/principal-cache.js';
 import { IdentityService } from './domains/identity/service.js';
-import { DocumentProcessor } from './domains/knowledge/processing.js';
-import { KnowledgeRecovery } from './domains/knowledge/recovery.js';
-import { KnowledgeRetriever } from './domains/knowledge/retrieval.js';
-import { KnowledgeSearch } from './domains/knowledge/search.js';
-import { KnowledgeService } from './domains/knowledge/service.js';
+import { createKnowledge } from './domains/knowledge/wiring.js';
 import { VendorLeases } from './domains/leases/service.js';
 import { LlmPresetService } from './domains/llm-presets/service.js';
 import { OrganizationService } from './domains/organizations/service.js';
@@ -61,7 +57,6 @@ import { SecretBox } from './lib/secrets.js';
 import { createCarriers } from './providers/carriers/index.js';
 import { mediaWires } from './providers/carriers/media-wires.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
-import { embeddingsAdapter } from './providers/embeddings/index.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
@@ -207,12 +202,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const metrics = createMetrics();
   const voiceMetrics = new VoiceMetrics(metrics);
   const graphSessions = new GraphSessionService({ db: database.db });
-  // One retriever for live calls and the search route: its cache of exact-scan vectors is kept once.
-  const knowledgeRetriever = new KnowledgeRetriever({
-    db: database.db,
-    adapter: embeddingsAdapter(),
-    efSearch: config.knowledge.efSearch,
-  });
+  const knowledgeParts = createKnowledge({ db: database.db, queue, storage, secrets, config, log: logger });
+  const knowledgeRetriever = knowledgeParts.retriever;
   const voice = createVoice({
     live: new LiveCalls({ db: database.db, carriers, resolver: configResolver }),
     callRecords,
@@ -281,29 +272,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     calls,
     sms,
   });
-  const knowledge = new KnowledgeService({
-    db: database.db,
-    queue,
-    storage,
-    maxUploadBytes: config.knowledge.maxUploadBytes,
-    log: logger,
-  });
-  const documentProcessor = new DocumentProcessor({
-    db: database.db,
-    storage,
-    secrets,
-    urls: config.providers,
-    maxBytes: config.knowledge.maxUploadBytes,
-    log: logger,
-    heartbeatMs: (config.knowledge.recoverAfterSeconds * 1000) / 4,
-  });
-  const knowledgeRecovery = new KnowledgeRecovery({
-    db: database.db,
-    queue,
-    log: logger,
-    sweepIntervalSeconds: config.knowledge.sweepIntervalSeconds,
-    recoverAfterSeconds: config.knowledge.recoverAfterSeconds,
-  });
+  const { service: knowledge, processor: documentProcessor, recovery: knowledgeRecovery } = knowledgeParts;
   const services: Services = {
     identity,
     users: new UserService({
@@ -353,12 +322,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       ratePerMinute: config.serverless.listRatePerMinute,
     }),
     knowledgeRetriever,
-    knowledgeSearch: new KnowledgeSearch({
-      db: database.db,
-      secrets,
-      urls: config.providers,
-      retriever: knowledgeRetriever,
-    }),
+    knowledgeSearch: knowledgeParts.search,
     mediaStreams: new MediaStreams({
       db: database.db,
       carriers,

@@ -80,7 +80,9 @@ const FINISHED: CampaignStatus[] = ['completed', 'cancelled', 'failed'];
 let t: TestPlatform;
 let f: Factories;
 beforeAll(async () => {
-  t = await startTestPlatform();
+  // Campaigns here are put in states by hand (a `running` one with no contacts, say): the periodic
+  // sweep, which would dispatch and so complete them, must not run in the middle of a test.
+  t = await startTestPlatform({ CAMPAIGN_SWEEP_INTERVAL_SECONDS: '3600' });
   f = new Factories(t);
 });
 afterAll(() => t.close());
