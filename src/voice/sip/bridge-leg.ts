@@ -14,7 +14,7 @@ import { RtpSession } from '../../sip/rtp-session.js';
 import { type G711Codec, type LocalSdp, makeOffer, type NegotiatedMedia, readAnswer } from '../../sip/sdp.js';
 import type { OutgoingCall } from '../../sip/user-agent.js';
 import { type AudioFormat, decodeAudio, encodeAudio, sameFormat } from '../audio.js';
-import { addressAllowed } from './trunk-settings.js';
+import { mediaSourceRule } from './trunk-settings.js';
 
 export interface BridgeLegOptions {
   /** The caller's leg's audio: what `send` takes and `onAudio` gives. */
@@ -98,7 +98,7 @@ export class BridgeLeg {
       onAudio: (frame) => this.onAudio(convert(frame, this.#rtp.format, options.format)),
       onDigit: (key) => this.onDigit(key),
       onError: (error) => options.log.warn({ err: error }, 'SIP transfer leg media'),
-      mayLatch: (address) => address === media.remoteAddress || addressAllowed(address, options.mediaSources),
+      mayLatch: mediaSourceRule(media.remoteAddress, options.mediaSources),
     });
     outgoing.onEnded = () => void this.#close();
   }

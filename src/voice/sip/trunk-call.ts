@@ -23,7 +23,7 @@ import type { AudioFormat } from '../audio.js';
 import type { BridgeDialing, BridgeLeg } from './bridge-leg.js';
 import type { SipDirection, SipMetrics } from './metrics.js';
 import { REFER_NOT_TAKEN, RINGBACK, ringbackCycle } from './transfer.js';
-import { addressAllowed, callStatusOfFailure } from './trunk-settings.js';
+import { callStatusOfFailure, mediaSourceRule } from './trunk-settings.js';
 import type { CallStatusEvent, MediaHandlers, SipRuntime } from './types.js';
 
 /** The user agent's side of the call: how it is ended and moved. */
@@ -112,8 +112,7 @@ export class TrunkCall {
       onMark: (name) => this.#deliver((handlers) => handlers.mark(name)),
       onError: (error) =>
         this.options.log.warn({ err: error, callId: this.options.callId }, 'SIP call media'),
-      mayLatch: (address) =>
-        address === media.remoteAddress || addressAllowed(address, this.options.mediaSources),
+      mayLatch: mediaSourceRule(media.remoteAddress, this.options.mediaSources),
     });
     this.#rtp = rtp;
     this.#report({ status: 'in-progress' });

@@ -81,6 +81,17 @@ export function addressAllowed(address: string, blocks: readonly string[]): bool
 }
 
 /**
+ * Which sources a call leg's RTP may latch onto (RTP bleed, rtp-session.ts): the address its SDP
+ * names, or one of `sources` — the signalling peer and the trunk's listed addresses and blocks.
+ */
+export function mediaSourceRule(
+  sdpAddress: string,
+  sources: readonly string[],
+): (address: string) => boolean {
+  return (address) => address === sdpAddress || addressAllowed(address, sources);
+}
+
+/**
  * What a SIP final failure makes of an outbound call: `ringTimedOut` when our ring time-out cancelled
  * it, `cancelled` when someone hung it up before the answer.
  */
