@@ -144,6 +144,7 @@ export async function run(args: string[]): Promise<void> {
     const words = vocabulary(rand);
     const texts: string[] = [];
     let inserted = 0;
+    const indexedLengths = new Set<number>();
     let insertMs = 0;
     let embedMs = 0;
     for (let start = 0; start < chunkCount; start += BATCH) {
@@ -165,7 +166,7 @@ export async function run(args: string[]): Promise<void> {
       }
       embedMs += performance.now() - embedStarted;
       const started = performance.now();
-      inserted += await db.transaction((tx) => insertChunks(tx, tenant, rows));
+      inserted += await db.transaction((tx) => insertChunks(tx, tenant, rows, indexedLengths));
       insertMs += performance.now() - started;
       if ((start / BATCH) % 20 === 19)
         console.log(

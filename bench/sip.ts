@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { and, eq, gt, max } from 'drizzle-orm';
 import { calls } from '../src/db/schema/index.js';
 import { startSipp } from '../test/support/sipp.js';
-import { startVoiceSims } from './fixtures/voice-sims-process.js';
+import { benchVoiceAssistant, startVoiceSims } from './fixtures/voice-sims-process.js';
 import { benchUser, expectOk, percentile, startBenchPlatform, table } from './support.js';
 
 const CARRIER_NUMBER = '+14155550117';
@@ -90,29 +90,10 @@ export async function run(args: string[] = []): Promise<void> {
     const agent = await bench.platform.startSip();
     const agentAddress = `127.0.0.1:${agent.address.port}`;
     const { headers } = await benchUser(bench.platform, 'sip');
-    expectOk(
-      await app.inject({
-        method: 'PUT',
-        url: '/api/v1/organization',
-        headers,
-        payload: {
-          ...vendors.credentials,
-          api_keys: Object.fromEntries(Object.entries(vendors.keys).map(([k, v]) => [k, { api_key: v }])),
-          // The trunk is sipp on loopback: its address is the only one whose INVITEs are answered.
-          sip_trunk_config: { sip_domain: '127.0.0.1', port: 5060, transport: 'udp', inbound_enabled: true },
-        },
-      }),
-      'organization',
-    );
-    const assistant = expectOk(
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/assistants',
-        headers,
-        payload: { name: 'SIP bench', llm_settings: { welcome_message: 'Hello, this is the clinic.' } },
-      }),
-      'assistant',
-    ).json() as { id: number };
+    const assistantId = await benchVoiceAssistant(app, headers, vendors, 'SIP bench', {
+      // The trunk is sipp on loopback: its address is the only one whose INVITEs are answered.
+      sip_trunk_config: { sip_domain: '127.0.0.1', port: 5060, transport: 'udp', inbound_enabled: true },
+    });
     for (const [number, provider] of [
       [CARRIER_NUMBER, 'carrier_a'],
       [SIP_NUMBER, 'sip_trunk'],
@@ -122,7 +103,7 @@ export async function run(args: string[] = []): Promise<void> {
           method: 'POST',
           url: '/api/v1/phone-numbers',
           headers,
-          payload: { phone_number: number, provider, assistant_id: assistant.id },
+          payload: { phone_number: number, provider, assistant_id: assistantId },
         }),
         `${provider} number`,
       );

@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { CarrierId } from '../src/providers/ids.js';
 import type { PhoneReport } from './fixtures/voice-sims.js';
-import { startVoiceSims } from './fixtures/voice-sims-process.js';
+import { benchVoiceAssistant, startVoiceSims } from './fixtures/voice-sims-process.js';
 import { benchUser, expectOk, percentile, startBenchPlatform, table } from './support.js';
 
 /** The number each carrier's calls are placed from. */
@@ -150,34 +150,14 @@ export async function run(args: string[] = []): Promise<void> {
 
   try {
     const { headers } = await benchUser(bench.platform, 'voice');
-    expectOk(
-      await app.inject({
-        method: 'PUT',
-        url: '/api/v1/organization',
-        headers,
-        payload: {
-          ...vendors.credentials,
-          api_keys: Object.fromEntries(Object.entries(vendors.keys).map(([k, v]) => [k, { api_key: v }])),
-        },
-      }),
-      'organization',
-    );
-    const assistant = expectOk(
-      await app.inject({
-        method: 'POST',
-        url: '/api/v1/assistants',
-        headers,
-        payload: { name: 'Voice bench', llm_settings: { welcome_message: 'Hello, this is the clinic.' } },
-      }),
-      'assistant',
-    ).json() as { id: number };
+    const assistantId = await benchVoiceAssistant(app, headers, vendors, 'Voice bench');
     for (const carrier of carriers)
       expectOk(
         await app.inject({
           method: 'POST',
           url: '/api/v1/phone-numbers',
           headers,
-          payload: { phone_number: NUMBERS[carrier], provider: carrier, assistant_id: assistant.id },
+          payload: { phone_number: NUMBERS[carrier], provider: carrier, assistant_id: assistantId },
         }),
         `${carrier} number`,
       );

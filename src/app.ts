@@ -9,6 +9,8 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
+import type { ConsoleBuilds } from './console/build.js';
+import { consoleRoutes } from './console/routes.js';
 import type { Database } from './db/client.js';
 import { analysisRoutes } from './domains/analysis/routes.js';
 import { apiKeyRoutes } from './domains/api-keys/routes.js';
@@ -18,6 +20,7 @@ import { callAnalyticsRoutes } from './domains/calls/analytics-routes.js';
 import { callEventRoutes } from './domains/calls/event-routes.js';
 import { callRecordRoutes } from './domains/calls/record-routes.js';
 import { callRoutes } from './domains/calls/routes.js';
+import { webCallRoutes } from './domains/calls/web-routes.js';
 import { campaignContactRoutes } from './domains/campaigns/contacts/routes.js';
 import { campaignMoveRoutes } from './domains/campaigns/moves-routes.js';
 import { campaignProgressRoutes } from './domains/campaigns/progress/routes.js';
@@ -53,6 +56,7 @@ import type { JobQueue } from './queue/queue.js';
 import type { Services } from './services.js';
 import { VERSION } from './version.js';
 import { mediaStreamRoutes } from './voice/media-routes.js';
+import { webCallStreamRoutes } from './voice/web-call-routes.js';
 
 export interface AppDependencies {
   config: Config;
@@ -62,6 +66,8 @@ export interface AppDependencies {
   metrics: Registry;
   authenticator: Authenticator;
   services: Services;
+  /** The web console's build (src/console/build.ts), served at /console/. */
+  consoleBuilds: ConsoleBuilds;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -136,11 +142,13 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     authenticator: deps.authenticator,
     progress: deps.services.campaignProgress,
     feed: deps.services.campaignProgressFeed,
+    consoleOrigin: new URL(config.publicUrl).origin,
   });
   await campaignContactRoutes(app, deps.services.campaignContacts, {
     maxFileBytes: config.contacts.importMaxBytes,
   });
   callRoutes(app, deps.services.calls);
+  webCallRoutes(app, deps.services.webCalls);
   callAnalyticsRoutes(app, deps.services.callAnalytics);
   callRecordRoutes(app, deps.services.callRecords);
   callEventRoutes(app, deps.services.callRecords);
@@ -155,6 +163,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   webhookRoutes(app, deps.services.webhooks);
   await serverlessRoutes(app, deps.services.serverless);
   mediaStreamRoutes(app, { streams: deps.services.mediaStreams, publicUrl: config.publicUrl });
+  consoleRoutes(app, deps.consoleBuilds);
+  webCallStreamRoutes(app, deps.services.webCallStreams);
 
   return app;
 }

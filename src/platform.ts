@@ -4,11 +4,8 @@
  * the platform here, so they run the same code.
  */
 import path from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
-import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
-import type { Database } from './db/client.js';
+import { ConsoleBuilds } from './console/build.js';
 import { AnalysisService } from './domains/analysis/service.js';
 import { ApiKeyService } from './domains/api-keys/service.js';
 import { ApiKeyUsage } from './domains/api-keys/usage.js';
@@ -18,6 +15,7 @@ import { CallAnalytics } from './domains/calls/analytics.js';
 import { LiveCalls } from './domains/calls/live.js';
 import { CallRecords } from './domains/calls/records.js';
 import { CallService } from './domains/calls/service.js';
+import { WebCallService } from './domains/calls/web-calls.js';
 import { CampaignContactService } from './domains/campaigns/contacts/service.js';
 import { CampaignExecutor } from './domains/campaigns/execution/executor.js';
 import { CampaignRecovery } from './domains/campaigns/execution/recovery.js';
@@ -49,11 +47,11 @@ import { SmsComplianceService } from './domains/sms-compliance/service.js';
 import { UserService } from './domains/users/service.js';
 import { WebhookService } from './domains/webhooks/service.js';
 import { createMetrics } from './http/metrics.js';
-import type { App } from './http/types.js';
 import { Mailer } from './lib/mail.js';
 import { MediaTokens } from './lib/media-token.js';
-import { type HostLookup, OutboundTargets } from './lib/outbound-target.js';
+import { OutboundTargets } from './lib/outbound-target.js';
 import { SecretBox } from './lib/secrets.js';
+import type { Platform, PlatformOptions } from './platform-types.js';
 import { createCarriers } from './providers/carriers/index.js';
 import { mediaWires } from './providers/carriers/media-wires.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
@@ -61,51 +59,16 @@ import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
 import { createStorage } from './storage/create.js';
+import { LINEAR16_16K } from './voice/audio.js';
 import { callKnowledge } from './voice/knowledge-setup.js';
 import { MediaStreams } from './voice/media-stream.js';
 import { VoiceMetrics } from './voice/metrics.js';
 import { createVoice } from './voice/setup.js';
 import type { SipAgent } from './voice/sip/agent.js';
 import { startSipAgent } from './voice/sip/start.js';
-import type { CallRuntime } from './voice/transport.js';
+import { WebCallStreams } from './voice/web-call.js';
 
-export interface PlatformOptions {
-  config: Config;
-  secretKey: string;
-  /** Opened and migrated by the caller. */
-  database: Database;
-  logger: FastifyBaseLogger;
-  /** Seconds between a worker's polls (it is also woken at once by local enqueues). */
-  queuePollingIntervalSeconds?: number;
-  /** How tenants' URL hosts are resolved for the outbound-target policy (default: the system's). */
-  hostLookup?: HostLookup;
-  /** Where proven media streams of live calls go (default: the voice runtime, src/voice/). */
-  callRuntime?: CallRuntime;
-}
-
-export type { Services };
-
-export interface Platform {
-  app: App;
-  config: Config;
-  database: Database;
-  queue: JobQueue;
-  mailer: Mailer;
-  secrets: SecretBox;
-  /** Signs the media-stream URLs given to carriers, and verifies them when a stream connects. */
-  mediaTokens: MediaTokens;
-  metrics: Registry;
-  /** The live call runtime's figures (turn latencies, barge-in, active calls…), served on /metrics. */
-  voiceMetrics: VoiceMetrics;
-  services: Services;
-  apiKeyUsage: ApiKeyUsage;
-  authenticator: IdentityAuthenticator;
-  startWorkers(): Promise<void>;
-  /** Starts the SIP agent for organizations' own trunks (`npm start` does when SIP_ENABLED). */
-  startSip(): Promise<SipAgent>;
-  /** Stops taking requests, drains running jobs, flushes counters, then closes the database. */
-  stop(): Promise<void>;
-}
+export type { Platform, PlatformOptions, Services };
 
 export async function createPlatform(options: PlatformOptions): Promise<Platform> {
   const { config, database, logger } = options;
@@ -183,12 +146,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     pricePerMinute: config.prices.callPerMinute,
     recordingUrl: (callId) => recordings.signedUrl(callId),
   });
+  // A web call ends by closing its browser's stream (services.webCallStreams, made below).
+  const webEnds = { end: (callId: number, reason: string) => services.webCallStreams.end(callId, reason) };
   const callRecords = new CallRecords({
     db: database.db,
     database,
     carriers,
     resolver: configResolver,
     recordings,
+    webCalls: webEnds,
   });
   const analysis = new AnalysisService({
     db: database.db,
@@ -205,7 +171,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const knowledgeParts = createKnowledge({ db: database.db, queue, storage, secrets, config, log: logger });
   const knowledgeRetriever = knowledgeParts.retriever;
   const voice = createVoice({
-    live: new LiveCalls({ db: database.db, carriers, resolver: configResolver }),
+    live: new LiveCalls({ db: database.db, carriers, resolver: configResolver, webCalls: webEnds }),
     callRecords,
     resolver: configResolver,
     targets,
@@ -273,6 +239,19 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     sms,
   });
   const { service: knowledge, processor: documentProcessor, recovery: knowledgeRecovery } = knowledgeParts;
+  const webCalls = new WebCallService({
+    db: database.db,
+    queue,
+    billing,
+    calls,
+    mediaTokens,
+    publicUrl: config.publicUrl,
+    log: logger,
+    // The greeting is synthesized while the browser connects, as for a phone call being answered.
+    ...(options.callRuntime
+      ? {}
+      : { created: (tenant, id) => voice.runtime.prepare(tenant, id, LINEAR16_16K) }),
+  });
   const services: Services = {
     identity,
     users: new UserService({
@@ -323,6 +302,14 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     }),
     knowledgeRetriever,
     knowledgeSearch: knowledgeParts.search,
+    webCalls,
+    webCallStreams: new WebCallStreams({
+      db: database.db,
+      tokens: mediaTokens,
+      runtime: options.callRuntime ?? voice.runtime,
+      calls: webCalls,
+      log: logger,
+    }),
     mediaStreams: new MediaStreams({
       db: database.db,
       carriers,
@@ -352,7 +339,17 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     );
   sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
 
-  const app = await buildApp({ config, logger, database, queue, metrics, authenticator, services });
+  const consoleBuilds = new ConsoleBuilds();
+  const app = await buildApp({
+    config,
+    logger,
+    database,
+    queue,
+    metrics,
+    authenticator,
+    services,
+    consoleBuilds,
+  });
 
   let stopping: Promise<void> | undefined;
   let sip: Promise<SipAgent> | undefined;
@@ -369,6 +366,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     services,
     apiKeyUsage,
     authenticator,
+    consoleBuilds,
     async startWorkers() {
       await registerWorkers(queue, {
         mailer,
@@ -398,7 +396,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     stop() {
       stopping ??= (async () => {
         // Closing the app closes its WebSockets (unsubscribing them); then no computation is left.
-        await app.close();
+        // Fastify closes the connections idle when it starts closing; one whose request was still
+        // running becomes idle later and would be kept for the whole keep-alive time-out (72 s), so
+        // the idle ones are closed again until the app has closed.
+        const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100);
+        await app.close().finally(() => clearInterval(closeIdle));
         await recovery.stop();
         await knowledgeRecovery.stop();
         await campaignProgressFeed.stop();

@@ -33,29 +33,8 @@ async function main(): Promise<void> {
   logger.info({ ...migrations, database: database.kind }, 'database ready');
 
   const platform = await createPlatform({ config, secretKey, database, logger });
-  await platform.app.listen({ host: config.host, port: config.port });
-  if (config.workersEnabled) await platform.startWorkers();
-  // A SIP port taken by another program must not keep the platform from serving everything else:
-  // trunk calls are then refused with the reason, and the log says what to change.
-  const sip = config.sip.enabled
-    ? await platform.startSip().catch((error: unknown) => {
-        logger.error(
-          { err: error, sip: `${config.sip.host}:${config.sip.port}` },
-          'the SIP agent could not start: SIP trunk calls are unavailable (set SIP_PORT, or SIP_ENABLED=false)',
-        );
-        return undefined;
-      })
-    : undefined;
-  logger.info(
-    {
-      version: VERSION,
-      public_url: config.publicUrl,
-      workers: config.workersEnabled,
-      sip: sip ? `${config.sip.host}:${sip.address.port}` : 'off',
-    },
-    'Switchboard is running',
-  );
-
+  // Handled from here on, so a signal during the rest of the start-up (the console's build takes a
+  // moment) stops the platform cleanly too instead of killing the process mid-work.
   let signals = 0;
   const stop = async (signal: string) => {
     signals += 1;
@@ -76,6 +55,42 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  await platform.app.listen({ host: config.host, port: config.port });
+  if (config.workersEnabled) await platform.startWorkers();
+  // A SIP port taken by another program must not keep the platform from serving everything else:
+  // trunk calls are then refused with the reason, and the log says what to change.
+  const sip = config.sip.enabled
+    ? await platform.startSip().catch((error: unknown) => {
+        logger.error(
+          { err: error, sip: `${config.sip.host}:${config.sip.port}` },
+          'the SIP agent could not start: SIP trunk calls are unavailable (set SIP_PORT, or SIP_ENABLED=false)',
+        );
+        return undefined;
+      })
+    : undefined;
+  // The console is built now rather than on the first visit, so a broken build shows here; the API
+  // serves on without it.
+  const consoleUrl = await platform.consoleBuilds.get().then(
+    (bundle) => {
+      logger.info({ build_ms: bundle.buildMs }, 'web console built');
+      return `${config.publicUrl}/console/`;
+    },
+    (error: unknown) => {
+      logger.error({ err: error }, 'the web console could not be built: the API serves without it');
+      return 'unavailable';
+    },
+  );
+  logger.info(
+    {
+      version: VERSION,
+      public_url: config.publicUrl,
+      console: consoleUrl,
+      workers: config.workersEnabled,
+      sip: sip ? `${config.sip.host}:${sip.address.port}` : 'off',
+    },
+    'Switchboard is running',
+  );
+
   process.on('unhandledRejection', (error) => logger.error({ err: error }, 'unhandled rejection'));
 }
 

@@ -9,6 +9,7 @@ import type { BillingService } from './domains/billing/service.js';
 import type { CallAnalytics } from './domains/calls/analytics.js';
 import type { CallRecords } from './domains/calls/records.js';
 import type { CallService } from './domains/calls/service.js';
+import type { WebCallService } from './domains/calls/web-calls.js';
 import type { CampaignContactService } from './domains/campaigns/contacts/service.js';
 import type { CampaignExecutor } from './domains/campaigns/execution/executor.js';
 import type { CampaignRecovery } from './domains/campaigns/execution/recovery.js';
@@ -36,6 +37,7 @@ import type { SmsComplianceService } from './domains/sms-compliance/service.js';
 import type { UserService } from './domains/users/service.js';
 import type { WebhookService } from './domains/webhooks/service.js';
 import type { MediaStreams } from './voice/media-stream.js';
+import type { WebCallStreams } from './voice/web-call.js';
 
 export interface Services {
   identity: IdentityService;
@@ -78,6 +80,9 @@ export interface Services {
   /** Hybrid retrieval over assistants' knowledge bases (the search route and live turns). */
   knowledgeRetriever: KnowledgeRetriever;
   knowledgeSearch: KnowledgeSearch;
+  /** Web calls (a browser talking to an assistant): created here, streamed on webCallStreams. */
+  webCalls: WebCallService;
+  webCallStreams: WebCallStreams;
   /** Carriers' media streams of live calls: proven, then handed to the call runtime. */
   mediaStreams: MediaStreams;
 }

@@ -39,6 +39,8 @@ const TABLE_OWNERS: Record<string, string> = {
   graphEdges: 'graphs',
   graphSessions: 'graphs',
   graphTransitions: 'graphs',
+  graphNodeRollups: 'graphs',
+  graphTransitionRollups: 'graphs',
   calls: 'calls',
   callTranscriptSegments: 'calls',
   callSearchDocuments: 'calls',
@@ -124,6 +126,7 @@ const isRouteFile = (path: string) => /(^|\/)([a-z-]+-)?routes\.ts$/.test(path);
 const COMPOSITION_ROOT = new Set([
   'src/app.ts',
   'src/platform.ts',
+  'src/platform-types.ts',
   'src/server.ts',
   'src/openapi-document.ts',
 ]);

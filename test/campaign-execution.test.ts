@@ -546,7 +546,7 @@ describe('recovery by the sweep', () => {
           attemptNumber: 1,
           channel: 'call',
           status: 'in_progress',
-          executedAt: new Date(Date.now() - 60_000),
+          executedAt: new Date(),
         })
         .returning();
       const call = await services.calls.recordOutbound(tx, tenant, {
@@ -564,6 +564,19 @@ describe('recovery by the sweep', () => {
         .where(eq(campaignExecutions.id, execution!.id));
       return { callId: call.id, executionId: execution!.id };
     });
+    // Just dialled: the dial may still be on its way to the carrier, so it is left alone.
+    const inFlight = await executorStore.findExecution(t.database.db, tenant, executionId);
+    await services.campaignRecovery.recoverAttempt(inFlight!);
+    expect(dialsTo(to)).toHaveLength(0);
+    expect(await executorStore.findExecution(t.database.db, tenant, executionId)).toMatchObject({
+      status: 'in_progress',
+      callId,
+    });
+    // A minute later the dial is lost for sure: the attempt is made again.
+    await t.database.db
+      .update(campaignExecutions)
+      .set({ executedAt: new Date(Date.now() - 60_000) })
+      .where(eq(campaignExecutions.id, executionId));
     const stale = await executorStore.findExecution(t.database.db, tenant, executionId);
     await services.campaignRecovery.recoverAttempt(stale!);
 

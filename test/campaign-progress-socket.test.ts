@@ -4,7 +4,8 @@
  * none for a rolled-back one or another campaign, a burst of 100 announcements coalesced into a
  * few computations shared by every socket, ping/pong, request_update, errors that keep the socket
  * open, refusals with close codes (no token, bad token, API key without campaigns, another
- * organization's campaign, a bad id), a NOTIFY from another database connection, and subscriptions
+ * organization's campaign, a bad id), the console's session cookie (accepted only from a page of
+ * PUBLIC_URL's origin: refused from another origin, without one, or without a cookie), a NOTIFY from another database connection, and subscriptions
  * freed on close. The tests share one platform; each creates the users it needs.
  */
 import { eq } from 'drizzle-orm';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { campaignContacts } from '../src/db/schema/index.js';
 import { announceProgress, PROGRESS_CHANNEL } from '../src/domains/campaigns/events.js';
+import { SESSION_COOKIE } from '../src/domains/identity/principal.js';
 import { addContacts, ownCampaign } from './support/campaign-seed.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
@@ -42,8 +44,8 @@ class Client {
     );
   }
 
-  static async open(path: string): Promise<Client> {
-    const socket = new WebSocket(`${t.baseUrl!.replace('http', 'ws')}${path}`);
+  static async open(path: string, headers: Record<string, string> = {}): Promise<Client> {
+    const socket = new WebSocket(`${t.baseUrl!.replace('http', 'ws')}${path}`, { headers });
     const client = new Client(socket);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
@@ -141,6 +143,21 @@ describe('live progress', () => {
       })
       .catch(() => {});
     expect(await client.drain(500)).toEqual([]);
+    await client.close();
+  });
+
+  it('sends a progress_update when contacts are imported, with the new total', async () => {
+    const { user, campaignId, client } = await watched();
+    const imported = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/campaigns/${campaignId}/contacts`,
+      headers: user.headers,
+      payload: { contacts: [{ phone_number: '+14155550181' }, { phone_number: '+14155550182' }] },
+    });
+    expect(imported.statusCode, imported.body).toBe(200);
+    const update = await client.next();
+    expect(update.type).toBe('progress_update');
+    expect(update.data!.progress).toMatchObject({ total_contacts: 5, pending: 5 });
     await client.close();
   });
 
@@ -309,5 +326,74 @@ describe('refusals', () => {
     const { user, campaignId } = await ownCampaign(t, f);
     const response = await fetch(`${t.baseUrl}${at(campaignId, user.accessToken)}`);
     expect(response.status).toBe(404);
+  });
+});
+
+describe('the session cookie (the console, no token)', () => {
+  const at = (id: number) => `/ws/campaigns/${id}/progress`;
+  const cookieOf = (user: TestUser) => `${SESSION_COOKIE}=${user.sessionCookie}`;
+  async function outcome(path: string, headers: Record<string, string>) {
+    const client = await Client.open(path, headers);
+    const first = await Promise.race([client.next(3000).catch(() => undefined), client.closed]);
+    if (first && 'type' in first) {
+      await client.close();
+      return { accepted: first.type };
+    }
+    return { ...(await client.closed), messages: client.messages };
+  }
+
+  it('accepted from a page of our own origin (PUBLIC_URL): ack and initial progress', async () => {
+    const { user, campaignId } = await ownCampaign(t, f);
+    const client = await Client.open(at(campaignId), { cookie: cookieOf(user), origin: t.baseUrl! });
+    expect(await client.next()).toEqual({ type: 'connection_ack', campaign_id: campaignId });
+    const initial = await client.next();
+    expect(initial).toMatchObject({ type: 'initial_progress', data: { campaign_id: campaignId } });
+    await client.close();
+  });
+
+  it('4403 from another origin, from a look-alike origin and without an Origin header; nothing is sent', async () => {
+    const { user, campaignId } = await ownCampaign(t, f);
+    const port = new URL(t.baseUrl!).port;
+    for (const origin of [
+      'https://evil.example',
+      `http://localhost:${port}`,
+      `${t.baseUrl}.evil.example`,
+      undefined,
+    ]) {
+      const headers: Record<string, string> = { cookie: cookieOf(user) };
+      if (origin) headers.origin = origin;
+      const result = await outcome(at(campaignId), headers);
+      expect(result, String(origin)).toMatchObject({ code: 4403, messages: [] });
+      expect((result as { reason: string }).reason).toMatch(/session cookie is accepted only from/);
+    }
+  });
+
+  it('4401 from our origin without a cookie or with a cookie that is no session', async () => {
+    const { campaignId } = await ownCampaign(t, f);
+    expect(await outcome(at(campaignId), { origin: t.baseUrl! })).toMatchObject({ code: 4401, messages: [] });
+    expect(
+      await outcome(at(campaignId), { origin: t.baseUrl!, cookie: `${SESSION_COOKIE}=forged-session` }),
+    ).toMatchObject({ code: 4401, reason: 'Session expired or invalid', messages: [] });
+  });
+
+  it('4404 for another organization’s campaign with a valid cookie from our origin', async () => {
+    const { campaignId } = await ownCampaign(t, f);
+    const stranger = await f.user();
+    expect(await outcome(at(campaignId), { origin: t.baseUrl!, cookie: cookieOf(stranger) })).toMatchObject({
+      code: 4404,
+      messages: [],
+    });
+  });
+
+  it('a token wins over the cookie, and needs no Origin', async () => {
+    const { user, campaignId } = await ownCampaign(t, f);
+    const stranger = await f.user();
+    // The stranger's cookie from another site is ignored: the owner's token is what identifies the caller.
+    const client = await Client.open(`${at(campaignId)}?token=${encodeURIComponent(user.accessToken)}`, {
+      cookie: cookieOf(stranger),
+      origin: 'https://evil.example',
+    });
+    expect((await client.next()).type).toBe('connection_ack');
+    await client.close();
   });
 });

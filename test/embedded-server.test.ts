@@ -75,6 +75,10 @@ describe('embedded server process', () => {
     try {
       await waitHealthy(server, 60_000);
       expect(server.output()).toMatch(/the SIP agent could not start/);
+      // Stopped as soon as it answers — the console may still be building —, it stops cleanly (a
+      // signal nobody handles would end it with no exit code).
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -20,6 +20,8 @@ import { Factories, type TestUser } from './support/factories.js';
 import { useTestPlatform } from './support/harness.js';
 
 const t = useTestPlatform({}, { workers: false });
+/** The vector index lengths this file's database has (insertChunks asks once per length). */
+const indexed = new Set<number>();
 
 async function documentOf(user: TestUser, assistantId: number, generation = 1): Promise<number> {
   const [row] = await t.database.db
@@ -79,8 +81,8 @@ describe('chunk store', () => {
   it('stores rows with their embeddings exactly, and skips rows already stored', async () => {
     const documentId = await documentOf(admin, assistantId);
     const rows = chunks(assistantId, documentId, 1203, 7);
-    expect(await insertChunks(t.database.db, tenant, rows)).toBe(1203);
-    expect(await insertChunks(t.database.db, tenant, rows.slice(1000))).toBe(0);
+    expect(await insertChunks(t.database.db, tenant, rows, indexed)).toBe(1203);
+    expect(await insertChunks(t.database.db, tenant, rows.slice(1000), indexed)).toBe(0);
     expect(await storedChunkCount(t.database.db, tenant, documentId, 1)).toBe(1203);
     const [stored] = await t.database.db
       .select()
@@ -102,20 +104,22 @@ describe('chunk store', () => {
       return Number((result as unknown as { rows: Array<{ n: number }> }).rows[0]?.n);
     };
     const documentId = await documentOf(admin, assistantId);
-    await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 400, 7));
+    await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 400, 7), indexed);
     await maintainChunkIndexes(t.database.db, 400);
     const counted = await reltuples();
     expect(counted).toBeGreaterThanOrEqual(400);
     // A load of under a tenth of the table leaves the statistics as they were.
     const small = await documentOf(admin, assistantId);
-    await insertChunks(t.database.db, tenant, chunks(assistantId, small, 3, 7));
+    await insertChunks(t.database.db, tenant, chunks(assistantId, small, 3, 7), indexed);
     await maintainChunkIndexes(t.database.db, 3);
     expect(await reltuples()).toBe(counted);
   });
 
   it('stores chunks without embeddings (full-text only)', async () => {
     const documentId = await documentOf(admin, assistantId);
-    expect(await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 3, null))).toBe(3);
+    expect(await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 3, null), indexed)).toBe(
+      3,
+    );
     const [stored] = await t.database.db
       .select({ embedding: knowledgeChunks.embedding, dimensions: knowledgeChunks.dimensions })
       .from(knowledgeChunks)
@@ -126,13 +130,14 @@ describe('chunk store', () => {
 
   it('writes nothing for a stale generation or another organization', async () => {
     const documentId = await documentOf(admin, assistantId, 2);
-    expect(await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 4, 7))).toBe(0);
+    expect(await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 4, 7), indexed)).toBe(0);
     const other = await new Factories(t).user();
     expect(
       await insertChunks(
         t.database.db,
         new Tenant(other.organizationId),
         chunks(assistantId, documentId, 4, 7),
+        indexed,
       ),
     ).toBe(0);
     expect(await storedChunkCount(t.database.db, tenant, documentId, 1)).toBe(0);
@@ -143,8 +148,8 @@ describe('chunk store', () => {
     const rows = chunks(assistantId, documentId, 2, 12);
     // Two inserts of a new length racing in two transactions: both succeed, one index.
     await Promise.all([
-      t.database.db.transaction((tx) => insertChunks(tx, tenant, rows.slice(0, 1))),
-      t.database.db.transaction((tx) => insertChunks(tx, tenant, rows.slice(1))),
+      t.database.db.transaction((tx) => insertChunks(tx, tenant, rows.slice(0, 1), indexed)),
+      t.database.db.transaction((tx) => insertChunks(tx, tenant, rows.slice(1), indexed)),
     ]);
     expect(await storedChunkCount(t.database.db, tenant, documentId, 1)).toBe(2);
     expect(await vectorIndexExists(t.database.db, 12)).toBe(await vectorInstalled(t.database.db));
@@ -152,7 +157,7 @@ describe('chunk store', () => {
 
   it('deletes a document’s chunks, only for its organization', async () => {
     const documentId = await documentOf(admin, assistantId);
-    await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 10, 7));
+    await insertChunks(t.database.db, tenant, chunks(assistantId, documentId, 10, 7), indexed);
     const other = await new Factories(t).user();
     expect(await deleteDocumentChunks(t.database.db, new Tenant(other.organizationId), documentId)).toBe(0);
     expect(await storedChunkCount(t.database.db, new Tenant(other.organizationId), documentId, 1)).toBe(0);

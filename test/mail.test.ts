@@ -108,10 +108,7 @@ describe('mails written under DATA_DIR/mail', () => {
     await register(email, 'Ada');
     const mail = expectCopyable(await mailFile(email, /Verify/), '\n', '7bit');
 
-    const link = lineMatching(
-      mail.lines,
-      new RegExp(`^${PUBLIC_URL}/api/v1/auth/verify-email\\?token=(${TOKEN})$`),
-    );
+    const link = lineMatching(mail.lines, new RegExp(`^${PUBLIC_URL}/console/verify\\?token=(${TOKEN})$`));
     const labelled = lineMatching(mail.lines, new RegExp(`^Verification token: (${TOKEN})$`));
     expect(labelled[1]).toBe(link[1]);
     expect(mail.lines).toContain('Hello Ada,');
@@ -141,6 +138,11 @@ describe('mails written under DATA_DIR/mail', () => {
     const link = lineMatching(mail.lines, new RegExp(`^${PUBLIC_URL}/api/v1/users/invitation/(${TOKEN})$`));
     const labelled = lineMatching(mail.lines, new RegExp(`^Invitation token: (${TOKEN})$`));
     expect(labelled[1]).toBe(link[1]);
+    const consoleLink = lineMatching(
+      mail.lines,
+      new RegExp(`^${PUBLIC_URL}/console/invitation\\?token=(${TOKEN})$`),
+    );
+    expect(consoleLink[1]).toBe(link[1]);
     lineMatching(mail.lines, new RegExp(`^POST ${PUBLIC_URL}/api/v1/users/accept-invitation$`));
 
     const shown = await t.app.inject({ method: 'GET', url: `/api/v1/users/invitation/${link[1]}` });
@@ -153,7 +155,7 @@ describe('mails written under DATA_DIR/mail', () => {
     const accessToken = await register(email, 'Zoë', 'Café Ça Va');
     const verification = expectCopyable(await mailFile(email, /Verify/), '\n', '8bit');
     expect(verification.lines).toContain('Hello Zoë,');
-    lineMatching(verification.lines, new RegExp(`^${PUBLIC_URL}/api/v1/auth/verify-email\\?token=${TOKEN}$`));
+    lineMatching(verification.lines, new RegExp(`^${PUBLIC_URL}/console/verify\\?token=${TOKEN}$`));
     const token = lineMatching(verification.lines, new RegExp(`^Verification token: (${TOKEN})$`))[1];
     const verified = await t.app.inject({
       method: 'POST',
@@ -203,10 +205,7 @@ describe('mails sent over SMTP', () => {
     const mail = expectCopyable(Buffer.from(received.data), '\r\n', '8bit');
     expect(mail.header('To')).toBe(email);
     expect(mail.lines).toContain('Hello Zoë,');
-    const link = lineMatching(
-      mail.lines,
-      new RegExp(`^${PUBLIC_URL}/api/v1/auth/verify-email\\?token=(${TOKEN})$`),
-    );
+    const link = lineMatching(mail.lines, new RegExp(`^${PUBLIC_URL}/console/verify\\?token=(${TOKEN})$`));
     expect(lineMatching(mail.lines, new RegExp(`^Verification token: (${TOKEN})$`))[1]).toBe(link[1]);
   });
 });

@@ -89,7 +89,9 @@ describe('named schemas', () => {
     // 375 inlined copies of ErrorBody made a 440 kB document. Issue 19's routes brought the honest
     // document to ~299 kB before call analytics (+5.8 kB, its shared parts named): the bound still
     // catches inlining, which costs tens of kB. Issue 20's documents routes add ~14 kB, named too.
-    expect(JSON.stringify(doc).length).toBeLessThan(340_000);
+    // A description on every assistant setting (issue 22's editor shows them) adds ~17.5 kB, as the
+    // settings sit in three bodies (create, update, answer): 339 kB → 357 kB.
+    expect(JSON.stringify(doc).length).toBeLessThan(375_000);
   });
 
   it('replaces a use of the error envelope by a $ref, the response keeping its own description', () => {

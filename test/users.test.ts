@@ -80,7 +80,7 @@ function verifyMailsTo(email: string): Mail[] {
 }
 
 function tokenOf(mail: Mail): string {
-  const token = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(mail.body)?.[1];
+  const token = /console\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail.body)?.[1];
   if (!token) throw new Error(`No token in ${mail.file}`);
   return token;
 }

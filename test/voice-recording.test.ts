@@ -2,7 +2,7 @@
  * A recorded call end to end, through the simulated phone: the platform places a call, the caller
  * hears the greeting, asks for an appointment, hears the answer and hangs up. The recording is then
  * fetched by its owner and through the signed URL of the end-of-call webhook: it is as long as the
- * stream (within two frames), the caller is on the left channel where the caller spoke, the
+ * stream (within 80 ms: the jitter allowance and a frame), the caller is on the left channel where the caller spoke, the
  * assistant on the right where the phone heard it, and the two links give the same bytes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,9 +77,11 @@ describe('a recorded call', () => {
     expect(rate).toBe(8000);
     expect(wav.readUInt16LE(22)).toBe(2);
 
-    // As long as the stream: the caller's frames are the stream's clock.
+    // As long as the stream: the caller's frames are the stream's clock. The recorder places frames
+    // by when they came, and a gap shorter than its 60 ms jitter allowance is not silence, so on a
+    // busy machine the length may be off by that much and a frame.
     const streamMs = phone.framesSent * 20;
-    expect(Math.abs(view.duration_ms - streamMs)).toBeLessThanOrEqual(40);
+    expect(Math.abs(view.duration_ms - streamMs)).toBeLessThanOrEqual(80);
 
     const caller = levels(wav, 0, rate);
     const assistant = levels(wav, 1, rate);

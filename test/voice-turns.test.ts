@@ -304,6 +304,37 @@ describe('turn-taking', () => {
 const keys = (from: number, digits: string, everyMs = 300): TurnInput[] =>
   [...digits].map((digit, i) => ({ type: 'dtmf' as const, at: from + i * everyMs, digit }));
 
+describe("the caller's stop (a browser's Interrupt)", () => {
+  it('interrupts an audible answer at once, without being a turn; silence counts from then', () => {
+    const { actions, state, wakeAt } = run([
+      ...greeted,
+      ...speech(3000, 4500, 'what are my options'),
+      { type: 'tick', at: 5000 },
+      { type: 'response_audible', at: 5600 },
+      { type: 'stop', at: 5700 },
+    ]);
+    expect(actions.filter((a) => a.type !== 'greet').map((a) => [a.type, a.at])).toEqual([
+      ['respond', 5000],
+      ['interrupt', 5700],
+    ]);
+    expect(state.response).toBeNull();
+    expect(state.caller.keys).toBe('');
+    expect(wakeAt).toBe(5700 + SETTINGS.idleTimeoutMs!);
+  });
+
+  it('drops an answer nobody has heard yet, and does nothing when the assistant is silent', () => {
+    const unheard = run([
+      ...greeted,
+      ...speech(3000, 4500, 'what are my options'),
+      { type: 'tick', at: 5000 },
+      { type: 'stop', at: 5200 },
+    ]);
+    expect(unheard.types.slice(1)).toEqual(['respond', 'supersede']);
+    const silent = run([...greeted, { type: 'stop', at: 2500 }]);
+    expect(silent.types).toEqual(['greet']);
+  });
+});
+
 describe('keys the caller presses (DTMF no tool collects)', () => {
   it('are one turn ended by #, told as the keys pressed', () => {
     const { actions, wakeAt } = run([...greeted, ...keys(3000, '123#')]);

@@ -19,7 +19,8 @@ export interface ProviderResponse<T> {
   body: T;
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+/** How long a request to an outside service may take, unless its adapter says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
 
 export async function providerRequest<T = unknown>(request: ProviderRequest): Promise<ProviderResponse<T>> {
   const headers: Record<string, string> = { accept: 'application/json', ...request.headers };

@@ -9,6 +9,9 @@ import type { ToolCall, ToolDefinition } from '../providers/llm/types.js';
 import type { AnswerResult } from './answer.js';
 import { transferTarget } from './conversation.js';
 
+/** Said when the model asks to transfer a call whose line cannot be moved (a web call). */
+export const CANNOT_TRANSFER = "I'm sorry, I can't transfer this call.";
+
 export const APOLOGY =
   "I'm sorry, I'm having trouble answering right now. Please give me a moment and try again.";
 
@@ -27,7 +30,7 @@ export interface AnswerActions {
 
 export function answerActions(
   result: AnswerResult,
-  spec: { tools: ToolDefinition[]; goodbyeMessage: string; transferMessage: string },
+  spec: { tools: ToolDefinition[]; goodbyeMessage: string; transferMessage: string; transferable?: boolean },
 ): AnswerActions {
   if (result.provider === null) {
     // No model answered, or none could finish: say so, rather than leave the caller in silence
@@ -60,6 +63,15 @@ export function answerActions(
     } else if (call.name === 'transfer_call') {
       const to = transferTarget(call, spec.tools);
       if (!to) continue;
+      if (spec.transferable === false) {
+        // The call goes on: the caller is told, and the model learns it from the tool's result.
+        add(CANNOT_TRANSFER);
+        actions.events.push({
+          type: 'call.transfer_refused',
+          data: { to, reason: 'this call cannot be transferred' },
+        });
+        continue;
+      }
       add(spec.transferMessage);
       // Said first, then moved: the call ends here by the transfer, not by a hang-up.
       actions.transferTo = to;
@@ -71,6 +83,8 @@ export function answerActions(
 }
 
 /** What the conversation is told a tool call returned. */
-export function toolResult(call: ToolCall): string {
+export function toolResult(call: ToolCall, spec: { transferable?: boolean } = {}): string {
+  if (call.name === 'transfer_call' && spec.transferable === false)
+    return 'Not done: this call cannot be transferred (it is not a phone call). Keep helping the caller yourself.';
   return call.name === 'end_call' || call.name === 'transfer_call' ? 'done' : 'This tool is not available.';
 }

@@ -161,7 +161,7 @@ async function toolRound(
   spec.conversation.assistant(result.text, result.toolCalls);
   for (const call of result.toolCalls) {
     const run = runs.find((r) => r.call.id === call.id);
-    spec.conversation.toolResult(call.id, run ? run.outcome.result : toolResult(call));
+    spec.conversation.toolResult(call.id, run ? run.outcome.result : toolResult(call, spec));
   }
 }
 
@@ -191,7 +191,7 @@ function afterAnswer(host: ReplyHost, utterance: Utterance, result: AnswerResult
   // The provider that finished the answer, or the last whose words were said.
   utterance.provider ??= result.provider ?? result.providers.at(-1) ?? null;
   utterance.toolCalls = result.toolCalls;
-  const actions = answerActions(result, host.assistant());
+  const actions = answerActions(result, { ...host.assistant(), transferable: host.spec.transferable });
   utterance.text = joinText(utterance.said, actions.text);
   for (const said of actions.say) utterance.lane.send(said);
   if (actions.transferTo) host.transferTo(actions.transferTo);

@@ -21,6 +21,7 @@ import { assistantSpec } from './assistant-spec.js';
 import { type AudioFormat, MULAW_8K } from './audio.js';
 import { turnAway } from './busy-apology.js';
 import { CallLeases, LimitReached, leaseVendors } from './call-leases.js';
+import { watchedRecorder } from './call-watch.js';
 import { type CallContext, Conversation, welcomeMessage } from './conversation.js';
 import { EarlySpeech } from './early-speech.js';
 import { GraphCall } from './graph-call.js';
@@ -188,7 +189,8 @@ export class VoiceRuntime implements CallRuntime {
     const { settings, ...ready } = prepared;
     // The recording starts with the stream (the early greeting's audio is sent through it too).
     const tap = this.deps.recordings?.start(tenant, callId, connection.start.format, settings);
-    const session = new CallSession({ ...ready, send: connection.send, ...(tap ? { tap } : {}) });
+    const recorder = watchedRecorder(ready.recorder, connection.watch);
+    const session = new CallSession({ ...ready, recorder, send: connection.send, ...(tap ? { tap } : {}) });
     this.#sessions.set(callId, session);
     this.deps.metrics?.callStarted();
     session.start();
@@ -307,6 +309,7 @@ export class VoiceRuntime implements CallRuntime {
       vad: this.deps.vad,
       observer: this.#observer(callId),
       log: this.deps.log,
+      transferable: this.deps.live.transferable(call),
     };
     const voicemail = voicemailSpec(settings, call, context.variables);
     if (voicemail) spec.voicemail = voicemail;

@@ -160,4 +160,6 @@ export interface SessionSpec extends AssistantSpec {
   voicemail?: VoicemailSpec;
   /** Routes each caller turn (a call on a number routed to a graph); absent: one assistant throughout. */
   routing?: CallRouting;
+  /** False: the call's line cannot be moved (a web call): transfer_call is refused and the model told. */
+  transferable?: boolean;
 }

@@ -126,9 +126,7 @@ export class CallSession implements MediaHandlers {
   /** Milliseconds since the session began, on the monotonic clock. */
   readonly clock = (): number => performance.now() - this.#origin;
 
-  #wall(at: number): Date {
-    return new Date(this.#wallOrigin + at);
-  }
+  readonly #wall = (at: number): Date => new Date(this.#wallOrigin + at);
 
   #audioTime(audioMs: number): number {
     return Math.min(this.clock(), (this.#audioOrigin ?? 0) + audioMs);
@@ -153,6 +151,9 @@ export class CallSession implements MediaHandlers {
   mark(name: string): void {
     this.#playout.onMark(name);
   }
+
+  /** The caller asked the assistant to stop (a browser's Interrupt): as a key does, without a key. */
+  readonly interrupt = (): void => this.#input({ type: 'stop', at: this.clock() });
 
   /** A key the caller pressed: to the tool collecting keys, else a caller turn (turn-manager.ts). */
   dtmf(digit: string): void {
@@ -390,7 +391,7 @@ export class CallSession implements MediaHandlers {
       interrupted ? [] : utterance.toolCalls,
     );
     for (const call of interrupted ? [] : utterance.toolCalls)
-      this.spec.conversation.toolResult(call.id, toolResult(call));
+      this.spec.conversation.toolResult(call.id, toolResult(call, this.spec));
     const now = this.clock();
     if (heard) this.#transcript('assistant', heard, utterance.marks.firstAudioSentAt ?? now, now);
     const turn: TurnRecord = {

@@ -7,6 +7,7 @@
 import type { Tenant } from '../db/tenant.js';
 import type { MediaStreamStart } from '../providers/carriers/media.js';
 import type { TelephonyProvider } from '../providers/ids.js';
+import type { TurnRecord } from './turn-metrics.js';
 
 export interface MediaSender {
   /** Audio for the caller, in the stream's format (any length; the runtime paces it). */
@@ -19,12 +20,27 @@ export interface MediaSender {
   close(): void;
 }
 
+/**
+ * Someone following the call as it happens (a browser talking to the assistant): told what the
+ * runtime records, as it records it. Carriers leave it unset; it never changes what the call does.
+ */
+export interface CallWatcher {
+  /** A final transcript segment. */
+  transcript(segment: { speaker: 'user' | 'assistant'; text: string }): void;
+  /** A finished turn, with its measurements. */
+  turn(turn: TurnRecord): void;
+  /** A call event (`call.interrupted`, `call.dtmf`, `call.tool`…) with its data. */
+  event(type: string, data: Record<string, unknown>): void;
+}
+
 export interface MediaConnection {
   callId: number;
   tenant: Tenant;
-  carrier: TelephonyProvider;
+  /** Who carries the audio: a carrier, the SIP agent, or a browser (`web`). */
+  carrier: TelephonyProvider | 'web';
   start: MediaStreamStart;
   send: MediaSender;
+  watch?: CallWatcher;
 }
 
 export interface MediaHandlers {
@@ -32,6 +48,8 @@ export interface MediaHandlers {
   media(audio: Uint8Array, timestampMs?: number): void;
   mark(name: string): void;
   dtmf(digit: string): void;
+  /** The caller asked the assistant to stop at once (a browser's Interrupt button); optional for carriers. */
+  interrupt?(): void;
   /** The carrier stopped the stream or the socket closed (`reason` says which); called once, last. */
   ended(reason: 'stop' | 'closed' | 'error'): void;
 }

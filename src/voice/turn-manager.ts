@@ -22,7 +22,8 @@
  * - **Keys** (DTMF no tool collects): keys pressed in a row are one caller turn, over at `#` or
  *   KEY_TURN_MS after the last key, told as "[The caller pressed: 1 2 3 #]" (with any words said
  *   beside them). A key is an explicit act: it stops the assistant at once — an interruption if the
- *   answer was audible (no threshold, minimum or cooldown), a dropped answer if not.
+ *   answer was audible (no threshold, minimum or cooldown), a dropped answer if not. A `stop` (a
+ *   browser's Interrupt button) does the same without being a turn.
  */
 
 export interface TurnSettings {
@@ -54,6 +55,8 @@ export type TurnInput =
   | { type: 'finish_after_response'; at: number }
   /** The caller pressed a key no tool was collecting (0-9, *, #, A-D). */
   | { type: 'dtmf'; at: number; digit: string }
+  /** The caller asked the assistant to stop (a browser's Interrupt button): a key's effect, no key. */
+  | { type: 'stop'; at: number }
   | { type: 'tick'; at: number };
 
 export type TurnAction =
@@ -249,13 +252,12 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
       caller.firstKeyAt ??= at;
       caller.lastKeyAt = at;
       state.silentSince = undefined;
-      if (state.response) {
-        if (state.response.audibleAt !== undefined) {
-          state.lastInterruptAt = at;
-          actions.push({ type: 'interrupt', speechStartedAt: at });
-        } else actions.push({ type: 'supersede' });
-        state.response = null;
-      }
+      stopAnswer(state, actions, at);
+      break;
+    case 'stop':
+      if (state.finishing || !state.response) break;
+      stopAnswer(state, actions, at);
+      if (!caller.speaking) state.silentSince = at;
       break;
     case 'tick':
       break;
@@ -268,6 +270,16 @@ export function step(settings: TurnSettings, previous: TurnState, input: TurnInp
     idleIfDue(settings, state, actions, at);
   }
   return { state, actions, wakeAt: state.finishing ? undefined : nextWake(settings, state) };
+}
+
+/** An explicit act of the caller (a key, Interrupt): the answer stops at once, heard or not. */
+function stopAnswer(state: TurnState, actions: TurnAction[], at: number): void {
+  if (!state.response) return;
+  if (state.response.audibleAt !== undefined) {
+    state.lastInterruptAt = at;
+    actions.push({ type: 'interrupt', speechStartedAt: at });
+  } else actions.push({ type: 'supersede' });
+  state.response = null;
 }
 
 /**

@@ -182,6 +182,7 @@ export function withVoicemail(handlers: MediaHandlers, voicemail: Voicemail): Me
     },
     mark: (name) => handlers.mark(name),
     dtmf: (digit) => handlers.dtmf(digit),
+    interrupt: () => handlers.interrupt?.(),
     ended: (reason) => handlers.ended(reason),
   };
 }

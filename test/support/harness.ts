@@ -251,7 +251,7 @@ export async function mailSettled(t: TestPlatform): Promise<void> {
 /** Waits for the verification mail sent to `email` and returns the token in it. */
 export async function verificationToken(t: TestPlatform, email: string): Promise<string> {
   const mail = await waitFor(() => t.mails().find((m) => m.to === email && /Verify/.test(m.subject)));
-  const token = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(mail.body)?.[1];
+  const token = /^Verification token: ([A-Za-z0-9_-]+)$/m.exec(mail.body)?.[1];
   if (!token) throw new Error(`No token in mail ${mail.file}`);
   return token;
 }

@@ -126,6 +126,7 @@ export async function seedDocument(
       location: options.location?.(position) ?? { heading: 'Help', page: position + 1 },
       embedding: options.embed === false ? null : simulatedEmbedding(content, DIMENSIONS),
     })),
+    new Set(),
   );
   const rows = (await t.database.executeSql(
     'select id, content from knowledge_chunks where document_id = $1',

@@ -252,9 +252,11 @@ export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<Voic
     voices: voiceById,
     call,
     async close() {
+      // The platform first: its shutdown lets work in flight (the after-call analysis asks the model)
+      // finish against simulators that still answer.
+      await t.close();
       await Promise.all(carriers.map((carrier) => carrier.stop()));
       await Promise.all([stt.stop(), llm.stop(), ...voices.map((voice) => voice.stop())]);
-      await t.close();
     },
   };
 }

@@ -1312,6 +1312,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/calls/web': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start a web call: talk to an assistant from a browser over a WebSocket
+     * @description Records the call (provider `web`, direction `inbound`, no phone number) and returns the socket URL and single-call token of its stream. A browser that does not connect within a minute leaves the call `no-answer`. 402 no balance, 404 no such assistant in your organization.
+     *
+     *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
+     */
+    post: operations['createWebCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/calls/analytics': {
     parameters: {
       query?: never;
@@ -1477,7 +1499,7 @@ export interface paths {
     put?: never;
     /**
      * Ask the call's carrier to hang up
-     * @description The status changes when the carrier reports the end. 409 when the call has ended or has not reached the carrier yet; 502 when the carrier refuses.
+     * @description The status changes when the carrier reports the end (a web call: its browser is told `ended` and the call completes). 409 when the call has ended or has not reached the carrier yet (a web call: no browser connected to this server); 502 when the carrier refuses.
      *
      *     Accepts: API key, JWT, session cookie. API keys need `calls: read_write`. With the session cookie, send `X-CSRF-Token` (the `csrf_token` of sign-in) too.
      */
@@ -2170,10 +2192,16 @@ export interface components {
       llm_provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
       llm_provider_config:
         | ({
+            /** @description The model vendor's API key (write-only: answers show it masked); up to 4096 characters */
             api_key?: string;
+            /** @description The vendor's model name; absent: the vendor's default model (up to 200 characters) */
             model?: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The endpoint of an OpenAI-compatible server (http or https); required when llm_provider is custom
+             */
             base_url?: string;
+            /** @description Extra vendor-specific request options, passed on as given (a JSON object) */
             custom_config?: {
               [key: string]: unknown;
             };
@@ -2181,33 +2209,62 @@ export interface components {
         | null;
       carrier_a_config:
         | ({
+            /** @description The carrier_a account SID */
             account_sid: string;
+            /** @description The carrier_a auth token (write-only) */
             auth_token: string;
           } | null)
         | null;
       carrier_b_config:
         | ({
+            /** @description The carrier_b API key (write-only) */
             api_key: string;
+            /** @description The carrier_b connection id */
             connection_id: string;
+            /** @description carrier_b's public key, to check its webhooks */
             public_key?: string;
           } | null)
         | null;
       llm_settings: {
-        /** @default 0.7 */
+        /**
+         * @description Sampling randomness, 0 to 2: lower is more predictable, higher more varied
+         * @default 0.7
+         */
         temperature: number;
-        /** @default 1000 */
+        /**
+         * @description The most tokens the model may write in one answer (1 to 32,000)
+         * @default 1000
+         */
         max_tokens: number;
-        /** @default You are a helpful voice assistant. Keep answers short and conversational. */
+        /**
+         * @description The instructions the model follows in every call: its role, tone and rules (up to 50,000 characters)
+         * @default You are a helpful voice assistant. Keep answers short and conversational.
+         */
         system_prompt: string;
-        /** @default Hello! How can I help you today? */
+        /**
+         * @description What the assistant says first when a call starts, with the call's variables (up to 2000 characters)
+         * @default Hello! How can I help you today?
+         */
         welcome_message: string;
-        /** @default 1 */
+        /**
+         * @description Nucleus sampling, 0 to 1: only the most likely words making up this share are considered
+         * @default 1
+         */
         top_p: number;
-        /** @default 0 */
+        /**
+         * @description From -2 to 2: positive values make the model repeat the same words less
+         * @default 0
+         */
         frequency_penalty: number;
-        /** @default 0 */
+        /**
+         * @description From -2 to 2: positive values push the model towards new topics
+         * @default 0
+         */
         presence_penalty: number;
-        /** @default [] */
+        /**
+         * @description Up to 4 texts (100 characters each) at which the model stops writing
+         * @default []
+         */
         stop_sequences: string[];
       } | null;
       webhook_url: (string | null) | null;
@@ -2232,19 +2289,31 @@ export interface components {
       } | null;
       tts_settings: {
         /**
+         * @description The text-to-speech vendor that speaks the assistant's answers
          * @default tts_a
          * @enum {string}
          */
         provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-        /** @default default */
+        /**
+         * @description The vendor's voice to speak with (its id or name; up to 200 characters)
+         * @default default
+         */
         voice_id: string;
+        /** @description The vendor's speech model; absent: the vendor's default (up to 200 characters) */
         model_id?: string;
-        /** @default 1 */
+        /**
+         * @description Streaming latency optimisation, 0 (none, best quality) to 4 (fastest first audio)
+         * @default 1
+         */
         latency: number;
-        /** @default {} */
+        /**
+         * @description The vendor's own options (tts_c language, tts_d project_uuid…); values named like keys are secrets
+         * @default {}
+         */
         provider_config: {
           [key: string]: unknown;
         };
+        /** @description The voice vendor's API key (write-only); absent: the platform's key */
         api_key?: string;
         /** @description tts_a; default 0.5 */
         stability?: number;
@@ -2256,38 +2325,68 @@ export interface components {
         use_speaker_boost?: boolean;
       } | null;
       stt_settings: {
-        /** @default nova-3 */
+        /**
+         * @description The speech-to-text model (nova-3 takes keyterms; nova-2, nova, enhanced, base take keywords)
+         * @default nova-3
+         */
         model: string;
-        /** @default en-US */
+        /**
+         * @description The language callers speak, as a language code such as en-US
+         * @default en-US
+         */
         language: string;
-        /** @default true */
+        /**
+         * @description Add punctuation to what the caller said
+         * @default true
+         */
         punctuate: boolean;
-        /** @default true */
+        /**
+         * @description Hear words as they are spoken (needed for interruptions), not only whole phrases
+         * @default true
+         */
         interim_results: boolean;
         /**
+         * @description How the end of the caller's phrase is found from silence
          * @default {
          *       "silence_threshold": 500,
          *       "min_silence_duration": 500
          *     }
          */
         endpointing: {
-          /** @default 500 */
+          /**
+           * @description Milliseconds of silence after which the vendor ends the caller's phrase (0 to 10,000)
+           * @default 500
+           */
           silence_threshold: number;
-          /** @default 500 */
+          /**
+           * @description Milliseconds: the shortest pause counted as silence (0 to 10,000)
+           * @default 500
+           */
           min_silence_duration: number;
         };
-        /** @default 1000 */
+        /**
+         * @description Milliseconds without a new word after which the turn ends anyway (0: none; up to 10,000)
+         * @default 1000
+         */
         utterance_end_ms: number;
-        /** @default 500 */
+        /**
+         * @description Milliseconds of silence before the caller's turn may end (0 to 10,000)
+         * @default 500
+         */
         vad_turnoff: number;
-        /** @default true */
+        /**
+         * @description Write numbers, dates and amounts as digits and symbols in transcripts
+         * @default true
+         */
         smart_format: boolean;
         /**
          * @description Older models only (nova-2, nova, enhanced, base)
          * @default []
          */
         keywords: {
+          /** @description A word to listen for */
           keyword: string;
+          /** @description How much to favour it, -10 to 10 */
           intensifier?: number;
         }[];
         /**
@@ -2295,8 +2394,12 @@ export interface components {
          * @default []
          */
         keyterms: string[];
-        /** @default false */
+        /**
+         * @description Reduce background noise in the caller's audio before it is transcribed
+         * @default false
+         */
         audio_denoising: boolean;
+        /** @description The speech-to-text vendor's API key (write-only); absent: the platform's key */
         api_key?: string;
       } | null;
       end_call_message: (string | null) | null;
@@ -2305,22 +2408,33 @@ export interface components {
       max_idle_messages: (number | null) | null;
       idle_timeout: (number | null) | null;
       tools_settings: {
-        /** @default [] */
+        /**
+         * @description Further built-in tools by name: collect_digits, send_digits (keypad tones)
+         * @default []
+         */
         enabled_tools: string[];
         /**
+         * @description The model may hang up, after saying goodbye
          * @default {
          *       "enabled": false,
          *       "scenarios": []
          *     }
          */
         end_call: {
-          /** @default false */
+          /**
+           * @description Offer this tool to the model in calls
+           * @default false
+           */
           enabled: boolean;
-          /** @default [] */
+          /**
+           * @description When the model should use the tool, in words (up to 50, 500 characters each)
+           * @default []
+           */
           scenarios: string[];
           custom_message?: string | null;
         };
         /**
+         * @description The model may transfer the call to one of transfer_numbers
          * @default {
          *       "enabled": false,
          *       "scenarios": [],
@@ -2328,13 +2442,19 @@ export interface components {
          *     }
          */
         transfer_call: {
-          /** @default false */
+          /**
+           * @description Offer this tool to the model in calls
+           * @default false
+           */
           enabled: boolean;
-          /** @default [] */
+          /**
+           * @description When the model should use the tool, in words (up to 50, 500 characters each)
+           * @default []
+           */
           scenarios: string[];
           custom_message?: string | null;
           /**
-           * @description E.164
+           * @description The numbers a call may be transferred to, in E.164 (up to 20)
            * @default []
            */
           transfer_numbers: string[];
@@ -2355,6 +2475,7 @@ export interface components {
          */
         detection: boolean;
         /**
+         * @description On reaching a machine: leave the message after the beep, or hang up at once
          * @default leave_message
          * @enum {string}
          */
@@ -2371,34 +2492,68 @@ export interface components {
         max_wait_seconds: number;
       } | null;
       rag_settings: {
-        /** @default false */
+        /**
+         * @description Answer from the assistant's knowledge documents during calls
+         * @default false
+         */
         enabled: boolean;
-        /** @default 3 */
+        /**
+         * @description How many passages a turn retrieves at most (1 to 50)
+         * @default 3
+         */
         search_limit: number;
-        /** @default 0.7 */
+        /**
+         * @description The least similarity in meaning, 0 to 1, a passage needs to be retrieved
+         * @default 0.7
+         */
         similarity_threshold: number;
-        /** @default text-embedding-3-small */
+        /**
+         * @description The embeddings model that turns passages and questions into vectors
+         * @default text-embedding-3-small
+         */
         embedding_model: string;
         /**
+         * @description How documents are split into passages
          * @default recursive
          * @enum {string}
          */
         chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-        /** @default 1000 */
+        /**
+         * @description Characters per passage (100 to 10,000)
+         * @default 1000
+         */
         chunk_size: number;
-        /** @default 200 */
+        /**
+         * @description Characters neighbouring passages share (0 to 5000, less than chunk_size)
+         * @default 200
+         */
         chunk_overlap: number;
-        /** @default true */
+        /**
+         * @description Process an uploaded document at once (off: it waits, pending, for a reprocess)
+         * @default true
+         */
         auto_process: boolean;
-        /** @default true */
+        /**
+         * @description Give the model each passage's document name, category, tags and place
+         * @default true
+         */
         include_metadata: boolean;
-        /** @default 4000 */
+        /**
+         * @description The most tokens of passages added to a turn (100 to 200,000)
+         * @default 4000
+         */
         context_window_tokens: number;
       } | null;
       llm_fallback_providers: {
-        /** @default false */
+        /**
+         * @description Try the fallbacks when the model fails
+         * @default false
+         */
         enabled: boolean;
-        /** @default [] */
+        /**
+         * @description Up to 5 model vendors tried in order, each with its key
+         * @default []
+         */
         fallbacks: {
           /** @enum {string} */
           provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
@@ -2410,6 +2565,7 @@ export interface components {
       } | null;
       custom_settings:
         | ({
+            /** @description What to draw from each finished call, in words (up to 10,000 characters) */
             structured_data_prompt?: string;
             /** @description A JSON Schema */
             structured_data_schema?: {
@@ -2571,21 +2727,32 @@ export interface components {
       /** @default llm_a */
       llm_provider?: ('llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom') | null;
       llm_provider_config?: {
+        /** @description The model vendor's API key (write-only: answers show it masked); up to 4096 characters */
         api_key?: string;
+        /** @description The vendor's model name; absent: the vendor's default model (up to 200 characters) */
         model?: string;
-        /** Format: uri */
+        /**
+         * Format: uri
+         * @description The endpoint of an OpenAI-compatible server (http or https); required when llm_provider is custom
+         */
         base_url?: string;
+        /** @description Extra vendor-specific request options, passed on as given (a JSON object) */
         custom_config?: {
           [key: string]: unknown;
         };
       } | null;
       carrier_a_config?: {
+        /** @description The carrier_a account SID */
         account_sid: string;
+        /** @description The carrier_a auth token (write-only) */
         auth_token: string;
       } | null;
       carrier_b_config?: {
+        /** @description The carrier_b API key (write-only) */
         api_key: string;
+        /** @description The carrier_b connection id */
         connection_id: string;
+        /** @description carrier_b's public key, to check its webhooks */
         public_key?: string;
       } | null;
       /**
@@ -2601,21 +2768,45 @@ export interface components {
        *     }
        */
       llm_settings?: {
-        /** @default 0.7 */
+        /**
+         * @description Sampling randomness, 0 to 2: lower is more predictable, higher more varied
+         * @default 0.7
+         */
         temperature: number;
-        /** @default 1000 */
+        /**
+         * @description The most tokens the model may write in one answer (1 to 32,000)
+         * @default 1000
+         */
         max_tokens: number;
-        /** @default You are a helpful voice assistant. Keep answers short and conversational. */
+        /**
+         * @description The instructions the model follows in every call: its role, tone and rules (up to 50,000 characters)
+         * @default You are a helpful voice assistant. Keep answers short and conversational.
+         */
         system_prompt: string;
-        /** @default Hello! How can I help you today? */
+        /**
+         * @description What the assistant says first when a call starts, with the call's variables (up to 2000 characters)
+         * @default Hello! How can I help you today?
+         */
         welcome_message: string;
-        /** @default 1 */
+        /**
+         * @description Nucleus sampling, 0 to 1: only the most likely words making up this share are considered
+         * @default 1
+         */
         top_p: number;
-        /** @default 0 */
+        /**
+         * @description From -2 to 2: positive values make the model repeat the same words less
+         * @default 0
+         */
         frequency_penalty: number;
-        /** @default 0 */
+        /**
+         * @description From -2 to 2: positive values push the model towards new topics
+         * @default 0
+         */
         presence_penalty: number;
-        /** @default [] */
+        /**
+         * @description Up to 4 texts (100 characters each) at which the model stops writing
+         * @default []
+         */
         stop_sequences: string[];
       };
       webhook_url?: string | null;
@@ -2655,19 +2846,31 @@ export interface components {
        */
       tts_settings?: {
         /**
+         * @description The text-to-speech vendor that speaks the assistant's answers
          * @default tts_a
          * @enum {string}
          */
         provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-        /** @default default */
+        /**
+         * @description The vendor's voice to speak with (its id or name; up to 200 characters)
+         * @default default
+         */
         voice_id: string;
+        /** @description The vendor's speech model; absent: the vendor's default (up to 200 characters) */
         model_id?: string;
-        /** @default 1 */
+        /**
+         * @description Streaming latency optimisation, 0 (none, best quality) to 4 (fastest first audio)
+         * @default 1
+         */
         latency: number;
-        /** @default {} */
+        /**
+         * @description The vendor's own options (tts_c language, tts_d project_uuid…); values named like keys are secrets
+         * @default {}
+         */
         provider_config: {
           [key: string]: unknown;
         };
+        /** @description The voice vendor's API key (write-only); absent: the platform's key */
         api_key?: string;
         /** @description tts_a; default 0.5 */
         stability?: number;
@@ -2697,38 +2900,68 @@ export interface components {
        *     }
        */
       stt_settings?: {
-        /** @default nova-3 */
+        /**
+         * @description The speech-to-text model (nova-3 takes keyterms; nova-2, nova, enhanced, base take keywords)
+         * @default nova-3
+         */
         model: string;
-        /** @default en-US */
+        /**
+         * @description The language callers speak, as a language code such as en-US
+         * @default en-US
+         */
         language: string;
-        /** @default true */
+        /**
+         * @description Add punctuation to what the caller said
+         * @default true
+         */
         punctuate: boolean;
-        /** @default true */
+        /**
+         * @description Hear words as they are spoken (needed for interruptions), not only whole phrases
+         * @default true
+         */
         interim_results: boolean;
         /**
+         * @description How the end of the caller's phrase is found from silence
          * @default {
          *       "silence_threshold": 500,
          *       "min_silence_duration": 500
          *     }
          */
         endpointing: {
-          /** @default 500 */
+          /**
+           * @description Milliseconds of silence after which the vendor ends the caller's phrase (0 to 10,000)
+           * @default 500
+           */
           silence_threshold: number;
-          /** @default 500 */
+          /**
+           * @description Milliseconds: the shortest pause counted as silence (0 to 10,000)
+           * @default 500
+           */
           min_silence_duration: number;
         };
-        /** @default 1000 */
+        /**
+         * @description Milliseconds without a new word after which the turn ends anyway (0: none; up to 10,000)
+         * @default 1000
+         */
         utterance_end_ms: number;
-        /** @default 500 */
+        /**
+         * @description Milliseconds of silence before the caller's turn may end (0 to 10,000)
+         * @default 500
+         */
         vad_turnoff: number;
-        /** @default true */
+        /**
+         * @description Write numbers, dates and amounts as digits and symbols in transcripts
+         * @default true
+         */
         smart_format: boolean;
         /**
          * @description Older models only (nova-2, nova, enhanced, base)
          * @default []
          */
         keywords: {
+          /** @description A word to listen for */
           keyword: string;
+          /** @description How much to favour it, -10 to 10 */
           intensifier?: number;
         }[];
         /**
@@ -2736,8 +2969,12 @@ export interface components {
          * @default []
          */
         keyterms: string[];
-        /** @default false */
+        /**
+         * @description Reduce background noise in the caller's audio before it is transcribed
+         * @default false
+         */
         audio_denoising: boolean;
+        /** @description The speech-to-text vendor's API key (write-only); absent: the platform's key */
         api_key?: string;
       };
       end_call_message?: string | null;
@@ -2764,22 +3001,33 @@ export interface components {
        *     }
        */
       tools_settings?: {
-        /** @default [] */
+        /**
+         * @description Further built-in tools by name: collect_digits, send_digits (keypad tones)
+         * @default []
+         */
         enabled_tools: string[];
         /**
+         * @description The model may hang up, after saying goodbye
          * @default {
          *       "enabled": false,
          *       "scenarios": []
          *     }
          */
         end_call: {
-          /** @default false */
+          /**
+           * @description Offer this tool to the model in calls
+           * @default false
+           */
           enabled: boolean;
-          /** @default [] */
+          /**
+           * @description When the model should use the tool, in words (up to 50, 500 characters each)
+           * @default []
+           */
           scenarios: string[];
           custom_message?: string | null;
         };
         /**
+         * @description The model may transfer the call to one of transfer_numbers
          * @default {
          *       "enabled": false,
          *       "scenarios": [],
@@ -2787,13 +3035,19 @@ export interface components {
          *     }
          */
         transfer_call: {
-          /** @default false */
+          /**
+           * @description Offer this tool to the model in calls
+           * @default false
+           */
           enabled: boolean;
-          /** @default [] */
+          /**
+           * @description When the model should use the tool, in words (up to 50, 500 characters each)
+           * @default []
+           */
           scenarios: string[];
           custom_message?: string | null;
           /**
-           * @description E.164
+           * @description The numbers a call may be transferred to, in E.164 (up to 20)
            * @default []
            */
           transfer_numbers: string[];
@@ -2816,6 +3070,7 @@ export interface components {
          */
         detection: boolean;
         /**
+         * @description On reaching a machine: leave the message after the beep, or hang up at once
          * @default leave_message
          * @enum {string}
          */
@@ -2846,28 +3101,56 @@ export interface components {
        *     }
        */
       rag_settings?: {
-        /** @default false */
+        /**
+         * @description Answer from the assistant's knowledge documents during calls
+         * @default false
+         */
         enabled: boolean;
-        /** @default 3 */
+        /**
+         * @description How many passages a turn retrieves at most (1 to 50)
+         * @default 3
+         */
         search_limit: number;
-        /** @default 0.7 */
+        /**
+         * @description The least similarity in meaning, 0 to 1, a passage needs to be retrieved
+         * @default 0.7
+         */
         similarity_threshold: number;
-        /** @default text-embedding-3-small */
+        /**
+         * @description The embeddings model that turns passages and questions into vectors
+         * @default text-embedding-3-small
+         */
         embedding_model: string;
         /**
+         * @description How documents are split into passages
          * @default recursive
          * @enum {string}
          */
         chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-        /** @default 1000 */
+        /**
+         * @description Characters per passage (100 to 10,000)
+         * @default 1000
+         */
         chunk_size: number;
-        /** @default 200 */
+        /**
+         * @description Characters neighbouring passages share (0 to 5000, less than chunk_size)
+         * @default 200
+         */
         chunk_overlap: number;
-        /** @default true */
+        /**
+         * @description Process an uploaded document at once (off: it waits, pending, for a reprocess)
+         * @default true
+         */
         auto_process: boolean;
-        /** @default true */
+        /**
+         * @description Give the model each passage's document name, category, tags and place
+         * @default true
+         */
         include_metadata: boolean;
-        /** @default 4000 */
+        /**
+         * @description The most tokens of passages added to a turn (100 to 200,000)
+         * @default 4000
+         */
         context_window_tokens: number;
       };
       /**
@@ -2877,9 +3160,15 @@ export interface components {
        *     }
        */
       llm_fallback_providers?: {
-        /** @default false */
+        /**
+         * @description Try the fallbacks when the model fails
+         * @default false
+         */
         enabled: boolean;
-        /** @default [] */
+        /**
+         * @description Up to 5 model vendors tried in order, each with its key
+         * @default []
+         */
         fallbacks: {
           /** @enum {string} */
           provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
@@ -2891,6 +3180,7 @@ export interface components {
       };
       /** @default {} */
       custom_settings?: {
+        /** @description What to draw from each finished call, in words (up to 10,000 characters) */
         structured_data_prompt?: string;
         /** @description A JSON Schema */
         structured_data_schema?: {
@@ -2924,39 +3214,74 @@ export interface components {
       is_active?: boolean | null;
       llm_provider?: ('llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom') | null;
       llm_provider_config?: {
+        /** @description The model vendor's API key (write-only: answers show it masked); up to 4096 characters */
         api_key?: string;
+        /** @description The vendor's model name; absent: the vendor's default model (up to 200 characters) */
         model?: string;
-        /** Format: uri */
+        /**
+         * Format: uri
+         * @description The endpoint of an OpenAI-compatible server (http or https); required when llm_provider is custom
+         */
         base_url?: string;
+        /** @description Extra vendor-specific request options, passed on as given (a JSON object) */
         custom_config?: {
           [key: string]: unknown;
         };
       } | null;
       carrier_a_config?: {
+        /** @description The carrier_a account SID */
         account_sid: string;
+        /** @description The carrier_a auth token (write-only) */
         auth_token: string;
       } | null;
       carrier_b_config?: {
+        /** @description The carrier_b API key (write-only) */
         api_key: string;
+        /** @description The carrier_b connection id */
         connection_id: string;
+        /** @description carrier_b's public key, to check its webhooks */
         public_key?: string;
       } | null;
       llm_settings?: {
-        /** @default 0.7 */
+        /**
+         * @description Sampling randomness, 0 to 2: lower is more predictable, higher more varied
+         * @default 0.7
+         */
         temperature: number;
-        /** @default 1000 */
+        /**
+         * @description The most tokens the model may write in one answer (1 to 32,000)
+         * @default 1000
+         */
         max_tokens: number;
-        /** @default You are a helpful voice assistant. Keep answers short and conversational. */
+        /**
+         * @description The instructions the model follows in every call: its role, tone and rules (up to 50,000 characters)
+         * @default You are a helpful voice assistant. Keep answers short and conversational.
+         */
         system_prompt: string;
-        /** @default Hello! How can I help you today? */
+        /**
+         * @description What the assistant says first when a call starts, with the call's variables (up to 2000 characters)
+         * @default Hello! How can I help you today?
+         */
         welcome_message: string;
-        /** @default 1 */
+        /**
+         * @description Nucleus sampling, 0 to 1: only the most likely words making up this share are considered
+         * @default 1
+         */
         top_p: number;
-        /** @default 0 */
+        /**
+         * @description From -2 to 2: positive values make the model repeat the same words less
+         * @default 0
+         */
         frequency_penalty: number;
-        /** @default 0 */
+        /**
+         * @description From -2 to 2: positive values push the model towards new topics
+         * @default 0
+         */
         presence_penalty: number;
-        /** @default [] */
+        /**
+         * @description Up to 4 texts (100 characters each) at which the model stops writing
+         * @default []
+         */
         stop_sequences: string[];
       };
       webhook_url?: string | null;
@@ -2981,19 +3306,31 @@ export interface components {
       };
       tts_settings?: {
         /**
+         * @description The text-to-speech vendor that speaks the assistant's answers
          * @default tts_a
          * @enum {string}
          */
         provider: 'tts_a' | 'tts_b' | 'tts_c' | 'tts_d';
-        /** @default default */
+        /**
+         * @description The vendor's voice to speak with (its id or name; up to 200 characters)
+         * @default default
+         */
         voice_id: string;
+        /** @description The vendor's speech model; absent: the vendor's default (up to 200 characters) */
         model_id?: string;
-        /** @default 1 */
+        /**
+         * @description Streaming latency optimisation, 0 (none, best quality) to 4 (fastest first audio)
+         * @default 1
+         */
         latency: number;
-        /** @default {} */
+        /**
+         * @description The vendor's own options (tts_c language, tts_d project_uuid…); values named like keys are secrets
+         * @default {}
+         */
         provider_config: {
           [key: string]: unknown;
         };
+        /** @description The voice vendor's API key (write-only); absent: the platform's key */
         api_key?: string;
         /** @description tts_a; default 0.5 */
         stability?: number;
@@ -3005,38 +3342,68 @@ export interface components {
         use_speaker_boost?: boolean;
       };
       stt_settings?: {
-        /** @default nova-3 */
+        /**
+         * @description The speech-to-text model (nova-3 takes keyterms; nova-2, nova, enhanced, base take keywords)
+         * @default nova-3
+         */
         model: string;
-        /** @default en-US */
+        /**
+         * @description The language callers speak, as a language code such as en-US
+         * @default en-US
+         */
         language: string;
-        /** @default true */
+        /**
+         * @description Add punctuation to what the caller said
+         * @default true
+         */
         punctuate: boolean;
-        /** @default true */
+        /**
+         * @description Hear words as they are spoken (needed for interruptions), not only whole phrases
+         * @default true
+         */
         interim_results: boolean;
         /**
+         * @description How the end of the caller's phrase is found from silence
          * @default {
          *       "silence_threshold": 500,
          *       "min_silence_duration": 500
          *     }
          */
         endpointing: {
-          /** @default 500 */
+          /**
+           * @description Milliseconds of silence after which the vendor ends the caller's phrase (0 to 10,000)
+           * @default 500
+           */
           silence_threshold: number;
-          /** @default 500 */
+          /**
+           * @description Milliseconds: the shortest pause counted as silence (0 to 10,000)
+           * @default 500
+           */
           min_silence_duration: number;
         };
-        /** @default 1000 */
+        /**
+         * @description Milliseconds without a new word after which the turn ends anyway (0: none; up to 10,000)
+         * @default 1000
+         */
         utterance_end_ms: number;
-        /** @default 500 */
+        /**
+         * @description Milliseconds of silence before the caller's turn may end (0 to 10,000)
+         * @default 500
+         */
         vad_turnoff: number;
-        /** @default true */
+        /**
+         * @description Write numbers, dates and amounts as digits and symbols in transcripts
+         * @default true
+         */
         smart_format: boolean;
         /**
          * @description Older models only (nova-2, nova, enhanced, base)
          * @default []
          */
         keywords: {
+          /** @description A word to listen for */
           keyword: string;
+          /** @description How much to favour it, -10 to 10 */
           intensifier?: number;
         }[];
         /**
@@ -3044,8 +3411,12 @@ export interface components {
          * @default []
          */
         keyterms: string[];
-        /** @default false */
+        /**
+         * @description Reduce background noise in the caller's audio before it is transcribed
+         * @default false
+         */
         audio_denoising: boolean;
+        /** @description The speech-to-text vendor's API key (write-only); absent: the platform's key */
         api_key?: string;
       };
       end_call_message?: string | null;
@@ -3054,22 +3425,33 @@ export interface components {
       max_idle_messages?: number | null;
       idle_timeout?: number | null;
       tools_settings?: {
-        /** @default [] */
+        /**
+         * @description Further built-in tools by name: collect_digits, send_digits (keypad tones)
+         * @default []
+         */
         enabled_tools: string[];
         /**
+         * @description The model may hang up, after saying goodbye
          * @default {
          *       "enabled": false,
          *       "scenarios": []
          *     }
          */
         end_call: {
-          /** @default false */
+          /**
+           * @description Offer this tool to the model in calls
+           * @default false
+           */
           enabled: boolean;
-          /** @default [] */
+          /**
+           * @description When the model should use the tool, in words (up to 50, 500 characters each)
+           * @default []
+           */
           scenarios: string[];
           custom_message?: string | null;
         };
         /**
+         * @description The model may transfer the call to one of transfer_numbers
          * @default {
          *       "enabled": false,
          *       "scenarios": [],
@@ -3077,13 +3459,19 @@ export interface components {
          *     }
          */
         transfer_call: {
-          /** @default false */
+          /**
+           * @description Offer this tool to the model in calls
+           * @default false
+           */
           enabled: boolean;
-          /** @default [] */
+          /**
+           * @description When the model should use the tool, in words (up to 50, 500 characters each)
+           * @default []
+           */
           scenarios: string[];
           custom_message?: string | null;
           /**
-           * @description E.164
+           * @description The numbers a call may be transferred to, in E.164 (up to 20)
            * @default []
            */
           transfer_numbers: string[];
@@ -3098,6 +3486,7 @@ export interface components {
          */
         detection: boolean;
         /**
+         * @description On reaching a machine: leave the message after the beep, or hang up at once
          * @default leave_message
          * @enum {string}
          */
@@ -3114,34 +3503,68 @@ export interface components {
         max_wait_seconds: number;
       };
       rag_settings?: {
-        /** @default false */
+        /**
+         * @description Answer from the assistant's knowledge documents during calls
+         * @default false
+         */
         enabled: boolean;
-        /** @default 3 */
+        /**
+         * @description How many passages a turn retrieves at most (1 to 50)
+         * @default 3
+         */
         search_limit: number;
-        /** @default 0.7 */
+        /**
+         * @description The least similarity in meaning, 0 to 1, a passage needs to be retrieved
+         * @default 0.7
+         */
         similarity_threshold: number;
-        /** @default text-embedding-3-small */
+        /**
+         * @description The embeddings model that turns passages and questions into vectors
+         * @default text-embedding-3-small
+         */
         embedding_model: string;
         /**
+         * @description How documents are split into passages
          * @default recursive
          * @enum {string}
          */
         chunking_strategy: 'recursive' | 'fixed' | 'sentence' | 'semantic';
-        /** @default 1000 */
+        /**
+         * @description Characters per passage (100 to 10,000)
+         * @default 1000
+         */
         chunk_size: number;
-        /** @default 200 */
+        /**
+         * @description Characters neighbouring passages share (0 to 5000, less than chunk_size)
+         * @default 200
+         */
         chunk_overlap: number;
-        /** @default true */
+        /**
+         * @description Process an uploaded document at once (off: it waits, pending, for a reprocess)
+         * @default true
+         */
         auto_process: boolean;
-        /** @default true */
+        /**
+         * @description Give the model each passage's document name, category, tags and place
+         * @default true
+         */
         include_metadata: boolean;
-        /** @default 4000 */
+        /**
+         * @description The most tokens of passages added to a turn (100 to 200,000)
+         * @default 4000
+         */
         context_window_tokens: number;
       };
       llm_fallback_providers?: {
-        /** @default false */
+        /**
+         * @description Try the fallbacks when the model fails
+         * @default false
+         */
         enabled: boolean;
-        /** @default [] */
+        /**
+         * @description Up to 5 model vendors tried in order, each with its key
+         * @default []
+         */
         fallbacks: {
           /** @enum {string} */
           provider: 'llm_a' | 'llm_b' | 'llm_c' | 'llm_d' | 'llm_e' | 'custom';
@@ -3152,6 +3575,7 @@ export interface components {
         }[];
       };
       custom_settings?: {
+        /** @description What to draw from each finished call, in words (up to 10,000 characters) */
         structured_data_prompt?: string;
         /** @description A JSON Schema */
         structured_data_schema?: {
@@ -3803,10 +4227,14 @@ export interface components {
     };
     /** CustomTool */
     CustomTool: {
+      /** @description The name the model calls it by: letters, digits, _ and - (up to 64) */
       name: string;
       /** @description What the tool does and when to use it: the model decides from this */
       description: string;
-      /** @enum {string} */
+      /**
+       * @description http: a request to an endpoint; function: a function in the organization's cloud account
+       * @enum {string}
+       */
       type: 'http' | 'function';
       /**
        * @description A JSON Schema of an object: the arguments the model fills in
@@ -3820,12 +4248,19 @@ export interface components {
       };
       /** @description Said while the tool runs longer than 1.5 s (default "One moment, please."; "" for nothing) */
       filler_message?: string;
-      /** @default 10 */
+      /**
+       * @description Seconds the tool may take before the call goes on without it (1 to 30)
+       * @default 10
+       */
       timeout_seconds: number;
       http?: {
-        /** Format: uri */
+        /**
+         * Format: uri
+         * @description The endpoint called with the arguments (http or https)
+         */
         url: string;
         /**
+         * @description The HTTP method
          * @default POST
          * @enum {string}
          */
@@ -4809,6 +5244,38 @@ export interface components {
       /** @description A short error kind, e.g. `missing`, `string_too_long` */
       type: string;
     };
+    /** WebCall */
+    WebCall: {
+      call: components['schemas']['Call'];
+      /** @description Where the browser opens its WebSocket (ws: or wss:) */
+      socket_url: string;
+      /** @description Single-call token: the first message on the socket presents it; good for one stream */
+      token: string;
+      /** @description The audio both ways, in binary frames */
+      audio: {
+        /** @enum {string} */
+        encoding: 'pcm_s16le';
+        /** @enum {number} */
+        sample_rate: 16000;
+        /** @enum {number} */
+        channels: 1;
+      };
+    };
+    /**
+     * WebCallCreate
+     * @example {
+     *       "assistant_id": 7,
+     *       "variables": {
+     *         "name": "Ada"
+     *       }
+     *     }
+     */
+    WebCallCreate: {
+      assistant_id: number;
+      variables?: {
+        [key: string]: unknown;
+      };
+    };
     /** WebhookDelivery */
     WebhookDelivery: {
       id: number;
@@ -5017,6 +5484,8 @@ export type TurnMarks = components['schemas']['TurnMarks'];
 export type TurnPassage = components['schemas']['TurnPassage'];
 export type User = components['schemas']['User'];
 export type ValidationError = components['schemas']['ValidationError'];
+export type WebCall = components['schemas']['WebCall'];
+export type WebCallCreate = components['schemas']['WebCallCreate'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookSecret = components['schemas']['WebhookSecret'];
 export type WebhookTest = components['schemas']['WebhookTest'];
@@ -9777,6 +10246,70 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+    };
+  };
+  createWebCall: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "assistant_id": 7,
+         *       "variables": {
+         *         "name": "Ada"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['WebCallCreate'];
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebCall'];
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      /** @description Insufficient balance */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Authenticated but not allowed: API key without calls permission; cookie without X-CSRF-Token */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Assistant not found in your organization */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['ValidationFailed'];
+      429: components['responses']['RateLimited'];
     };
   };
   getCallAnalytics: {

@@ -6,6 +6,7 @@ export * from './assistants.js';
 export * from './billing.js';
 export * from './call-rollups.js';
 export * from './campaigns.js';
+export * from './graph-rollups.js';
 export * from './graph-sessions.js';
 export * from './graphs.js';
 export * from './identity.js';

@@ -23,7 +23,12 @@ export const HTTP_TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as co
 
 const DEFAULT_PARAMETERS = { type: 'object', properties: {} };
 
-const ToolName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
+const ToolName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'The name the model calls it by: letters, digits, _ and - (up to 64)',
+});
 
 export const CustomTool = Type.Object(
   {
@@ -33,7 +38,9 @@ export const CustomTool = Type.Object(
       maxLength: 1024,
       description: 'What the tool does and when to use it: the model decides from this',
     }),
-    type: literalUnion(['http', 'function']),
+    type: literalUnion(['http', 'function'], {
+      description: "http: a request to an endpoint; function: a function in the organization's cloud account",
+    }),
     parameters: Type.Object(
       {},
       {
@@ -49,12 +56,22 @@ export const CustomTool = Type.Object(
           'Said while the tool runs longer than 1.5 s (default "One moment, please."; "" for nothing)',
       }),
     ),
-    timeout_seconds: Type.Integer({ minimum: 1, maximum: 30, default: 10 }),
+    timeout_seconds: Type.Integer({
+      minimum: 1,
+      maximum: 30,
+      default: 10,
+      description: 'Seconds the tool may take before the call goes on without it (1 to 30)',
+    }),
     http: Type.Optional(
       Type.Object(
         {
-          url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }),
-          method: literalUnion(HTTP_TOOL_METHODS, { default: 'POST' }),
+          url: Type.String({
+            format: 'uri',
+            pattern: '^https?://',
+            maxLength: 2048,
+            description: 'The endpoint called with the arguments (http or https)',
+          }),
+          method: literalUnion(HTTP_TOOL_METHODS, { default: 'POST', description: 'The HTTP method' }),
           headers: Type.Optional(
             Type.Object(
               {},

@@ -1,281 +1,62 @@
 /**
  * The assistant configuration model of platform-api.md ("Assistant"), as TypeBox schemas. Inner
  * fields carry the documented defaults, so a nested object — on create, or given in a PUT — is
- * completed and validated as a whole. Only the create schema defaults the top-level objects.
+ * completed and validated as a whole. Only the create schema defaults the top-level objects. The
+ * settings objects live in conversation-schemas.ts and feature-schemas.ts (re-exported here).
  */
 
 import { type Static, type TProperties, type TSchema, Type } from 'typebox';
-import { completeDefaults, literalUnion, Nullable, OpenObject } from '../../lib/schema.js';
+import { completeDefaults, literalUnion, Nullable } from '../../lib/schema.js';
 import type { SecretField } from '../../lib/secret-paths.js';
-import { LLM_PROVIDER_IDS, TTS_PROVIDERS } from '../../providers/ids.js';
-import { CustomTools, CustomToolsOut } from './custom-tools.js';
+import { LLM_PROVIDER_IDS } from '../../providers/ids.js';
+import {
+  DEFAULT_IDLE_MESSAGE,
+  described,
+  InterruptionSettings,
+  LlmProviderConfig,
+  LlmSettings,
+  Secret,
+  SttSettings,
+  Text,
+  TtsSettings,
+  Url,
+} from './conversation-schemas.js';
 import { ASSISTANT_EXAMPLE } from './example.js';
+import {
+  CarrierAConfig,
+  CarrierBConfig,
+  CustomSettings,
+  LlmFallbackProviders,
+  RagSettings,
+  RecordingSettings,
+  ToolsSettings,
+  ToolsSettingsOut,
+  VoicemailSettings,
+} from './feature-schemas.js';
 
-const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
-const Text = (maxLength: number) => Type.String({ maxLength });
-const Secret = Type.String({ minLength: 1, maxLength: 4096 });
-
-export const DEFAULT_SYSTEM_PROMPT =
-  'You are a helpful voice assistant. Keep answers short and conversational.';
-export const DEFAULT_WELCOME_MESSAGE = 'Hello! How can I help you today?';
-export const DEFAULT_IDLE_MESSAGE = 'Are you still there?';
-/** Speech models of the newest generation (nova-3…) take `keyterms`. */
-export function takesKeyterms(model: string): boolean {
-  return /^nova-3(-|$)/.test(model);
-}
-
-/** The older generations (nova-2…, nova…, enhanced…, base…) take `keywords`. */
-export function takesKeywords(model: string): boolean {
-  return !takesKeyterms(model) && /^(nova|enhanced|base)(-|$)/.test(model);
-}
-
-export const LlmProviderConfig = Type.Object(
-  {
-    api_key: Type.Optional(Secret),
-    model: Type.Optional(Text(200)),
-    base_url: Type.Optional(Url),
-    custom_config: Type.Optional(OpenObject),
-  },
-  {
-    additionalProperties: false,
-    description: 'api_key is required when the object is given; base_url when llm_provider is custom.',
-  },
-);
-
-export const LlmSettings = Type.Object(
-  {
-    temperature: Type.Number({ minimum: 0, maximum: 2, default: 0.7 }),
-    max_tokens: Type.Integer({ minimum: 1, maximum: 32_000, default: 1000 }),
-    system_prompt: Type.String({ maxLength: 50_000, default: DEFAULT_SYSTEM_PROMPT }),
-    welcome_message: Type.String({ maxLength: 2000, default: DEFAULT_WELCOME_MESSAGE }),
-    top_p: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
-    frequency_penalty: Type.Number({ minimum: -2, maximum: 2, default: 0 }),
-    presence_penalty: Type.Number({ minimum: -2, maximum: 2, default: 0 }),
-    stop_sequences: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 4, default: [] }),
-  },
-  { additionalProperties: false },
-);
-
-export const InterruptionSettings = Type.Object(
-  {
-    interruption_threshold: Type.Integer({
-      minimum: 1,
-      maximum: 50,
-      default: 3,
-      description: 'Words the caller must say to interrupt',
-    }),
-    min_speaking_time: Type.Number({
-      minimum: 0,
-      maximum: 30,
-      default: 0.5,
-      description: 'Seconds the assistant speaks before it can be interrupted',
-    }),
-    interruption_cooldown: Type.Number({
-      minimum: 0,
-      maximum: 60,
-      default: 2,
-      description: 'Seconds between interruptions',
-    }),
-  },
-  { additionalProperties: false },
-);
-
-export const TtsSettings = Type.Object(
-  {
-    provider: literalUnion(TTS_PROVIDERS, { default: 'tts_a' }),
-    voice_id: Type.String({ minLength: 1, maxLength: 200, default: 'default' }),
-    model_id: Type.Optional(Text(200)),
-    latency: Type.Integer({ minimum: 0, maximum: 4, default: 1 }),
-    provider_config: Type.Object({}, { additionalProperties: true, default: {} }),
-    api_key: Type.Optional(Secret),
-    stability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'tts_a; default 0.5' })),
-    similarity_boost: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 1, description: 'tts_a; default 0.75' }),
-    ),
-    style: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'tts_a; default 0' })),
-    use_speaker_boost: Type.Optional(Type.Boolean({ description: 'tts_a; default true' })),
-  },
-  { additionalProperties: false },
-);
-
-/** tts_a's extra fields live at the top level of tts_settings and default only for tts_a. */
-export const TTS_A_DEFAULTS = {
-  stability: 0.5,
-  similarity_boost: 0.75,
-  style: 0,
-  use_speaker_boost: true,
-} as const;
-
-export const SttSettings = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 100, default: 'nova-3' }),
-    language: Type.String({ pattern: '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$', default: 'en-US' }),
-    punctuate: Type.Boolean({ default: true }),
-    interim_results: Type.Boolean({ default: true }),
-    endpointing: Type.Object(
-      {
-        silence_threshold: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
-        min_silence_duration: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
-      },
-      { additionalProperties: false, default: {} },
-    ),
-    utterance_end_ms: Type.Integer({ minimum: 0, maximum: 10_000, default: 1000 }),
-    vad_turnoff: Type.Integer({ minimum: 0, maximum: 10_000, default: 500 }),
-    smart_format: Type.Boolean({ default: true }),
-    keywords: Type.Array(
-      Type.Object(
-        {
-          keyword: Type.String({ minLength: 1, maxLength: 100 }),
-          intensifier: Type.Optional(Type.Number({ minimum: -10, maximum: 10 })),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: 100, default: [], description: 'Older models only (nova-2, nova, enhanced, base)' },
-    ),
-    keyterms: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
-      maxItems: 100,
-      default: [],
-      description: 'Newest model only (nova-3)',
-    }),
-    audio_denoising: Type.Boolean({ default: false }),
-    api_key: Type.Optional(Secret),
-  },
-  { additionalProperties: false },
-);
-
-const ToolToggle = {
-  enabled: Type.Boolean({ default: false }),
-  scenarios: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50, default: [] }),
-  custom_message: Type.Optional(Nullable(Text(2000))),
-};
-
-export const ToolsSettings = Type.Object(
-  {
-    enabled_tools: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, default: [] }),
-    end_call: Type.Object(ToolToggle, { additionalProperties: false, default: {} }),
-    transfer_call: Type.Object(
-      {
-        ...ToolToggle,
-        transfer_numbers: Type.Array(Type.String({ maxLength: 32 }), {
-          maxItems: 20,
-          default: [],
-          description: 'E.164',
-        }),
-      },
-      { additionalProperties: false, default: {} },
-    ),
-    custom_tools: CustomTools,
-  },
-  { additionalProperties: false },
-);
-
-/**
- * Answering machines on outbound calls (voice/voicemail.ts): whether to detect them, and what to do —
- * leave `message` once the greeting has ended (its beep), or hang up at once.
- */
-export const VoicemailSettings = Type.Object(
-  {
-    detection: Type.Boolean({
-      default: true,
-      description: 'Detect answering machines on outbound calls (the carrier, the first words, a beep)',
-    }),
-    action: Type.Union([literalUnion(['leave_message', 'hang_up'])], { default: 'leave_message' }),
-    message: Type.Union([Text(2000), Type.Null()], {
-      default: null,
-      description:
-        "A template with the call's variables; null: the assistant's end_call_message, or hang up without one",
-    }),
-    max_wait_seconds: Type.Integer({
-      minimum: 1,
-      maximum: 120,
-      default: 20,
-      description: "How long to wait for the machine's greeting to end before leaving the message",
-    }),
-  },
-  { additionalProperties: false },
-);
-
-/** As answers show it: custom tools stored before their shape was settled are shown as they are. */
-const ToolsSettingsOut = Type.Object(
-  { ...ToolsSettings.properties, custom_tools: CustomToolsOut },
-  { additionalProperties: false },
-);
-
-export const RagSettings = Type.Object(
-  {
-    enabled: Type.Boolean({ default: false }),
-    search_limit: Type.Integer({ minimum: 1, maximum: 50, default: 3 }),
-    similarity_threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.7 }),
-    embedding_model: Type.String({ minLength: 1, maxLength: 200, default: 'text-embedding-3-small' }),
-    chunking_strategy: Type.Union([literalUnion(['recursive', 'fixed', 'sentence', 'semantic'])], {
-      default: 'recursive',
-    }),
-    chunk_size: Type.Integer({ minimum: 100, maximum: 10_000, default: 1000 }),
-    chunk_overlap: Type.Integer({ minimum: 0, maximum: 5000, default: 200 }),
-    auto_process: Type.Boolean({ default: true }),
-    include_metadata: Type.Boolean({ default: true }),
-    context_window_tokens: Type.Integer({ minimum: 100, maximum: 200_000, default: 4000 }),
-  },
-  { additionalProperties: false },
-);
-
-export const LlmFallbackProviders = Type.Object(
-  {
-    enabled: Type.Boolean({ default: false }),
-    fallbacks: Type.Array(
-      Type.Object(
-        {
-          provider: literalUnion(LLM_PROVIDER_IDS),
-          api_key: Secret,
-          base_url: Type.Optional(Url),
-          model: Type.Optional(Text(200)),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: 5, default: [] },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const CustomSettings = Type.Object(
-  {
-    structured_data_prompt: Type.Optional(Text(10_000)),
-    structured_data_schema: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'A JSON Schema' }),
-    ),
-  },
-  { additionalProperties: true },
-);
-
-/**
- * Call recordings. `enabled` absent: the organization's default — on, except where the organization
- * is health-data gated (`hipaa_enabled`), where only an explicit `true` records.
- */
-export const RecordingSettings = Type.Object(
-  {
-    enabled: Type.Optional(
-      Type.Boolean({
-        description:
-          'Record both sides of each call. Absent: on, unless the organization has hipaa_enabled (then off).',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const CarrierAConfig = Type.Object(
-  { account_sid: Type.String({ minLength: 1, maxLength: 128 }), auth_token: Secret },
-  { additionalProperties: false },
-);
-export const CarrierBConfig = Type.Object(
-  {
-    api_key: Secret,
-    connection_id: Type.String({ minLength: 1, maxLength: 128 }),
-    public_key: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-  },
-  { additionalProperties: false },
-);
+export {
+  DEFAULT_IDLE_MESSAGE,
+  DEFAULT_SYSTEM_PROMPT,
+  DEFAULT_WELCOME_MESSAGE,
+  InterruptionSettings,
+  LlmProviderConfig,
+  LlmSettings,
+  SttSettings,
+  TTS_A_DEFAULTS,
+  TtsSettings,
+  takesKeyterms,
+  takesKeywords,
+} from './conversation-schemas.js';
+export {
+  CarrierAConfig,
+  CarrierBConfig,
+  CustomSettings,
+  LlmFallbackProviders,
+  RagSettings,
+  RecordingSettings,
+  ToolsSettings,
+  VoicemailSettings,
+} from './feature-schemas.js';
 
 /**
  * The fields of an assistant's stored configuration (its `config` column), in the order the API
@@ -286,17 +67,37 @@ const SETTINGS = {
   carrier_a_config: Nullable(CarrierAConfig),
   carrier_b_config: Nullable(CarrierBConfig),
   llm_settings: LlmSettings,
-  webhook_url: Nullable(Url),
-  sms_webhook_url: Nullable(Url),
-  messaging_service_sid: Nullable(Text(128)),
+  webhook_url: Nullable(described(Url, "Where the assistant's call events are posted (http or https)")),
+  sms_webhook_url: Nullable(described(Url, 'Where incoming SMS to its numbers are posted (http or https)')),
+  messaging_service_sid: Nullable(
+    described(Text(128), 'The carrier_a messaging service SMS are sent through (up to 128 characters)'),
+  ),
   interruption_settings: InterruptionSettings,
   tts_settings: TtsSettings,
   stt_settings: SttSettings,
-  end_call_message: Nullable(Text(2000)),
-  transfer_call_message: Nullable(Text(2000)),
-  idle_message: Nullable(Text(2000)),
-  max_idle_messages: Nullable(Type.Integer({ minimum: 0, maximum: 10 })),
-  idle_timeout: Nullable(Type.Integer({ minimum: 1, maximum: 600, description: 'Seconds' })),
+  end_call_message: Nullable(
+    described(Text(2000), 'What the assistant says before it hangs up (up to 2000 characters)'),
+  ),
+  transfer_call_message: Nullable(
+    described(Text(2000), 'What the assistant says before it transfers a call (up to 2000 characters)'),
+  ),
+  idle_message: Nullable(
+    described(Text(2000), 'What the assistant says when the caller stays silent; null: nothing'),
+  ),
+  max_idle_messages: Nullable(
+    Type.Integer({
+      minimum: 0,
+      maximum: 10,
+      description: 'How many idle messages are said before the call ends (0 to 10)',
+    }),
+  ),
+  idle_timeout: Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 600,
+      description: 'Seconds of silence from the caller before the idle message (1 to 600); null: never',
+    }),
+  ),
   tools_settings: ToolsSettings,
   voicemail_settings: VoicemailSettings,
   rag_settings: RagSettings,
@@ -325,9 +126,15 @@ const CREATE_DEFAULTS: Record<string, unknown> = {
 
 /** The configurable fields, their schema, and the default the create schema gives them. */
 const FIELDS: Array<[string, TSchema, unknown?]> = [
-  ['description', Nullable(Text(2000))],
-  ['is_active', Nullable(Type.Boolean())],
-  ['llm_provider', Nullable(literalUnion(LLM_PROVIDER_IDS))],
+  [
+    'description',
+    Nullable(described(Text(2000), 'A note for people about the assistant (up to 2000 characters)')),
+  ],
+  ['is_active', Nullable(Type.Boolean({ description: 'Whether calls may use the assistant' }))],
+  [
+    'llm_provider',
+    Nullable(literalUnion(LLM_PROVIDER_IDS, { description: 'The model vendor that writes the answers' })),
+  ],
   ...Object.entries(SETTINGS),
 ].map(([field, schema]) => [field as string, schema as TSchema, CREATE_DEFAULTS[field as string]]);
 

@@ -269,8 +269,9 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
         operationId: 'endCall',
         summary: "Ask the call's carrier to hang up",
         description:
-          'The status changes when the carrier reports the end. 409 when the call has ended or has not ' +
-          'reached the carrier yet; 502 when the carrier refuses.',
+          'The status changes when the carrier reports the end (a web call: its browser is told `ended` and ' +
+          'the call completes). 409 when the call has ended or has not reached the carrier yet (a web call: ' +
+          'no browser connected to this server); 502 when the carrier refuses.',
         params: IdParam('call_id'),
         response: {
           200: Type.Object({ message: Type.String(), call: CallOut }),

@@ -14,6 +14,7 @@ import { conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { csvChunks, type ExportFormat, jsonChunks } from './export.js';
+import { WEB_PROVIDER, type WebCallStreamsEnd } from './live.js';
 import { searchCalls } from './search.js';
 import { MIN_QUERY_LENGTH, readSearchQuery } from './search-terms.js';
 import * as store from './store.js';
@@ -51,6 +52,8 @@ export class CallRecords {
       resolver: ConfigResolver;
       /** Without it calls have no recordings to show or delete. */
       recordings?: CallRecordingPort;
+      /** Web calls' streams in this process: a web call is hung up by closing its browser's stream. */
+      webCalls?: WebCallStreamsEnd;
     },
   ) {}
 
@@ -125,6 +128,14 @@ export class CallRecords {
     const call = await this.get(principal, callId);
     if (FINAL_CALL_STATUSES.includes(call.status))
       throw conflict(`The call has already ended (${call.status})`);
+    if (call.provider === WEB_PROVIDER) {
+      if (!this.deps.webCalls?.end(callId, 'hung_up'))
+        throw conflict("The web call's browser is not connected to this server");
+      await store.insertCallEvent(this.deps.db, tenant, callId, 'call.end_requested', {
+        by_user_id: principal.user.id,
+      });
+      return call;
+    }
     if (!call.callSid || !isTelephonyProvider(call.provider))
       throw conflict('The call has not reached the carrier yet; try again in a moment');
     const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {

@@ -29,19 +29,10 @@ export function roundedMarks(marks: TurnMarks): TurnMarks {
   return rounded;
 }
 
-/**
- * Stores one turn of a call, and counts it in the call analytics in the same transaction (a rewrite
- * takes the first write's figures back out). Undefined when the call is not the organization's; the
- * turn as stored otherwise.
- */
-export async function insertTurn(
-  ex: Executor,
-  tenant: Tenant,
-  callId: number,
-  turn: TurnRecord,
-): Promise<CallTurnRow | undefined> {
+/** A turn's stored columns but its call and position: its texts, whole-millisecond figures and marks. */
+export function turnColumns(turn: TurnRecord) {
   const { measurements } = turn;
-  const values = {
+  return {
     kind: turn.kind,
     startedAt: turn.startedAt,
     userText: turn.userText,
@@ -59,6 +50,20 @@ export async function insertTurn(
     passages: turn.passages ?? null,
     marks: roundedMarks(turn.marks),
   };
+}
+
+/**
+ * Stores one turn of a call, and counts it in the call analytics in the same transaction (a rewrite
+ * takes the first write's figures back out). Undefined when the call is not the organization's; the
+ * turn as stored otherwise.
+ */
+export async function insertTurn(
+  ex: Executor,
+  tenant: Tenant,
+  callId: number,
+  turn: TurnRecord,
+): Promise<CallTurnRow | undefined> {
+  const values = turnColumns(turn);
   return ex.transaction(async (tx) => {
     const call = await rollupSubjectOf(tx, tenant, callId);
     if (!call) return undefined;

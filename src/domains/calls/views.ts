@@ -2,12 +2,12 @@
 import { type Static, Type } from 'typebox';
 import { CALL_STATUSES, type CallStatus, TURN_KINDS, type TurnKind } from '../../db/schema/telephony.js';
 import { iso, Nullable, OpenObject, Timestamp } from '../../lib/schema.js';
-import type { TurnMarks } from '../../voice/turn-metrics.js';
+import type { TurnMarks, TurnRecord } from '../../voice/turn-metrics.js';
 import type { AnalysisRow } from '../analysis/reads.js';
 import { AnalysisOut, analysisView } from '../analysis/views.js';
 import type { CallRecordingSummary } from './records.js';
 import type { CallRow } from './store.js';
-import type { CallTurnRow } from './turns.js';
+import { type CallTurnRow, turnColumns } from './turns.js';
 
 export const CallStatusSchema = Type.Unsafe<CallStatus>({ type: 'string', enum: [...CALL_STATUSES] });
 
@@ -187,7 +187,15 @@ const MARK_FIELDS: ReadonlyArray<[keyof TurnMarks, keyof Static<typeof TurnMarks
   ['retrievalEndedAt', 'retrieval_ended_at'],
 ];
 
-export function turnView(turn: CallTurnRow) {
+/** A turn as stored, or as the live runtime records it (`turnRecordView`). */
+type TurnFields = Omit<CallTurnRow, 'id' | 'organizationId' | 'callId' | 'createdAt'>;
+
+/** A turn the runtime just recorded, in the fields GET /calls/{id}/turns will show it with. */
+export function turnRecordView(turn: TurnRecord) {
+  return turnView({ position: turn.position, ...turnColumns(turn) });
+}
+
+export function turnView(turn: TurnFields) {
   const marks: Static<typeof TurnMarksOut> = {};
   for (const [from, to] of MARK_FIELDS) {
     const at = turn.marks[from];

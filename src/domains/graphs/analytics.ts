@@ -1,12 +1,11 @@
 /**
  * Graph analytics (GET /api/v1/assistant-graphs/{graph_id}/analytics): how conversations walked a
- * graph over the last `days`, computed live in one SQL statement from graph_sessions and
- * graph_transitions. The definitions (docs/graphs.md, "Sessions and analytics"):
+ * graph over the last `days`, read from the rollups the sessions store keeps as it writes
+ * (rollups.ts, `db/schema/graph-rollups.ts`), so the answer costs about the same at a million
+ * transitions as at a thousand. The definitions (docs/graphs.md, "Sessions and analytics"):
  *
  * - The window is the sessions *started* in the last `days` (`started_at >= now() - days`); the
- *   transitions counted are all the transitions of those sessions. A transition is never earlier
- *   than its session's start (sessions.ts clamps it), so only transitions from the window's start
- *   on are read.
+ *   transitions counted are all the transitions of those sessions.
  * - `avg_session_duration`: mean of `ended_at - started_at` over the window's ended sessions, in
  *   seconds (2 decimals); 0 when none has ended.
  * - `most_used_transitions`: the 10 most frequent (from node, to node) pairs, count descending (then
@@ -18,18 +17,22 @@
  *   session's end), visits still open excluded, 0 when none (2 decimals);
  *   `exit_rate`: sessions that ended at the node / sessions that entered it (0..1, 4 decimals).
  * - A node's name is its assistant's name, or `node <id>` when the node no longer exists.
+ *
+ * Every figure is a sum over the window's sessions (a mean is a sum over a count), and the rollups
+ * hold those sums per hour and per UTC day of the sessions' start. The window's start is rarely on
+ * an hour, so the answer adds: the day rows of the whole UTC days from the window's start on, the
+ * hour rows of the whole hours before the first of those days, and a scan of the few sessions that
+ * started in the window's first, partial hour. The answer is exactly the full scan's (the property
+ * test checks it against that statement, kept in test/support/graph-analytics-oracle.ts).
  */
-import { and, eq, type SQL, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { assistantGraphs } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { notFound } from '../errors.js';
+import { analyticsSql, type WindowBounds, windowBoundsSql } from './analytics-sql.js';
 
-/** Memory the analytics statement may use per sort or hash before spilling to disk (SET LOCAL). */
-const ANALYTICS_WORK_MEM = '64MB';
-
-/** How many (from, to) pairs `most_used_transitions` lists. */
-export const MOST_USED_TRANSITIONS_LIMIT = 10;
+export { MOST_USED_TRANSITIONS_LIMIT } from './analytics-sql.js';
 
 export interface TransitionUsage {
   from_node: string;
@@ -56,16 +59,9 @@ export interface GraphAnalytics {
   node_usage_stats: Record<string, NodeUsage>;
 }
 
-interface AnalyticsRow {
-  total_sessions: number;
-  total_transitions: number;
-  avg_session_duration: number;
-  most_used_transitions: TransitionUsage[] | null;
-  node_usage_stats: Record<string, NodeUsage> | null;
-}
-
 export class GraphAnalyticsService {
-  constructor(private readonly deps: { db: Db }) {}
+  /** `now` pins the clock (tests); by default the window ends at the database's `now()`, as it always has. */
+  constructor(private readonly deps: { db: Db; now?: () => Date }) {}
 
   /** Analytics of one of the organization's graphs over the sessions started in the last `days`. */
   async compute(tenant: Tenant, graphId: number, days: number): Promise<GraphAnalytics> {
@@ -75,160 +71,26 @@ export class GraphAnalyticsService {
       .from(assistantGraphs)
       .where(and(tenant.owns(assistantGraphs), eq(assistantGraphs.id, graphId)));
     if (!graph) throw notFound('Graph not found');
-    const row = await analyticsQuery(this.deps.db, tenant.organizationId, graph.id, days);
+    const now = this.deps.now?.();
+    const clock = now === undefined ? sql`now()` : sql`${now.toISOString()}::timestamptz`;
+    const bounds = (await this.deps.db.execute(windowBoundsSql(days, clock))) as unknown as {
+      rows: WindowBounds[];
+    };
+    const result = (await this.deps.db.execute(
+      analyticsSql(tenant.organizationId, graph.id, bounds.rows[0]!),
+    )) as unknown as { rows: Array<Record<string, unknown>> };
+    const row = result.rows[0]!;
     return {
       graph_id: graph.id,
       graph_name: graph.name,
       period_days: days,
-      total_sessions: row.total_sessions,
-      total_transitions: row.total_transitions,
-      avg_session_duration: row.avg_session_duration,
-      most_used_transitions: row.most_used_transitions ?? [],
-      node_usage_stats: row.node_usage_stats ?? {},
+      total_sessions: Number(row.total_sessions),
+      total_transitions: Number(row.total_transitions),
+      avg_session_duration: Number(row.avg_session_duration),
+      most_used_transitions: (parseJson(row.most_used_transitions) as TransitionUsage[] | null) ?? [],
+      node_usage_stats: (parseJson(row.node_usage_stats) as Record<string, NodeUsage> | null) ?? {},
     };
   }
-}
-
-/**
- * The one statement behind the analytics (one row of `AnalyticsRow` columns). It reads the window's
- * transitions once, joined to their sessions, into two hash aggregates (grouping sets): (from, to)
- * pairs with their counts and time sums, and (session, node left) pairs for the distinct counts.
- * No per-session ordering (window functions, sorts) is needed, because a session's transitions form
- * one chain (each leaves the node the one before it entered: sessions.ts moves a session under its
- * row lock), so with times measured from each session's start:
- * - a visit of node X ends with a transition from X or the session ending at X, so the finished
- *   visits of X number #from(X) + #ended_at(X), and they last
- *   Σ from(X) − Σ to(X) + Σ ended_at(X) + Σ open visits' entry times at X (they are subtracted in Σ to(X)
- *   but never left; a session's start is time 0 and adds nothing);
- * - the nodes a session visited are the nodes it left plus the node it is at, so the sessions
- *   that entered X are those that left X, plus those at X, minus those that did both.
- */
-export function analyticsSql(organizationId: number, graphId: number, days: number): SQL {
-  const since = sql`now() - make_interval(days => ${days}::int)`;
-  const inWindow = (alias: string) =>
-    sql`${sql.raw(alias)}.graph_id = ${graphId}::int and ${sql.raw(alias)}.organization_id = ${organizationId}::int`;
-  return sql`
-    with at_node as (
-      -- the window's sessions by the node they are at (ended there, or still there)
-      select gs.current_node_id as node_id,
-             count(*)::int as sessions,
-             count(*) filter (where gs.ended_at is not null)::int as ended,
-             sum(date_part('epoch', gs.ended_at - gs.started_at)) filter (where gs.ended_at is not null) as ended_seconds,
-             sum(date_part('epoch', gs.node_entered_at - gs.started_at)) filter (where gs.ended_at is null) as open_seconds
-      from graph_sessions gs
-      where ${inWindow('gs')} and gs.started_at >= ${since}
-      group by gs.current_node_id
-    ),
-    moves as (
-      -- One pass over the window's transitions, two hash aggregates (grouping sets): (from, to) pairs
-      -- (by_session 0), and (session, node it left) pairs (1), counted per node here.
-      select by_session, from_node_id, to_node_id,
-             sum(n)::int as n, sum(seconds) as seconds,
-             count(*)::int as sessions, count(*) filter (where from_node_id = current_node_id)::int as back
-      from (select grouping(tr.from_node_id, tr.to_node_id) as by_session,
-                   tr.from_node_id, tr.to_node_id, gs.current_node_id,
-                   count(*) as n,
-                   sum(date_part('epoch', tr.transitioned_at - gs.started_at)) as seconds
-            from graph_transitions tr
-            join graph_sessions gs on gs.id = tr.session_id
-            where ${inWindow('tr')} and tr.transitioned_at >= ${since}
-              and ${inWindow('gs')} and gs.started_at >= ${since}
-            group by grouping sets ((tr.from_node_id, tr.to_node_id),
-                                    (tr.session_id, tr.from_node_id, gs.current_node_id))) as grouped
-      group by by_session, from_node_id, to_node_id
-    ),
-    pairs as (
-      select from_node_id, to_node_id, n, seconds from moves where by_session = 0
-    ),
-    flows as (
-      select node_id, sum(out_n)::int as out_n, sum(out_seconds) as out_seconds, sum(in_seconds) as in_seconds
-      from (select from_node_id as node_id, n as out_n, seconds as out_seconds, 0::float8 as in_seconds from pairs
-            union all
-            select to_node_id, 0, 0::float8, seconds from pairs) as ends_of_pairs
-      group by node_id
-    ),
-    leavers as (
-      select from_node_id as node_id, sessions, back from moves where by_session <> 0
-    ),
-    nodes as (
-      select n.id, a.name, n.ordinal from graph_nodes n join assistants a on a.id = n.assistant_id
-      where ${inWindow('n')}
-    ),
-    ids as (
-      select id from nodes
-      union select node_id from at_node where node_id is not null
-      union select node_id from flows
-    ),
-    per_node as (
-      select ids.id as node_id,
-             coalesce(nodes.name, 'node ' || ids.id) as node_name,
-             nodes.ordinal,
-             coalesce(leavers.sessions, 0) + coalesce(at_node.sessions, 0) - coalesce(leavers.back, 0) as entered,
-             coalesce(at_node.ended, 0) as ended,
-             coalesce(flows.out_n, 0) + coalesce(at_node.ended, 0) as finished_visits,
-             coalesce(flows.out_seconds, 0) - coalesce(flows.in_seconds, 0)
-               + coalesce(at_node.ended_seconds, 0) + coalesce(at_node.open_seconds, 0) as finished_seconds
-      from ids
-      left join nodes on nodes.id = ids.id
-      left join at_node on at_node.node_id = ids.id
-      left join flows on flows.node_id = ids.id
-      left join leavers on leavers.node_id = ids.id
-    ),
-    totals as (
-      select (select coalesce(sum(sessions), 0)::int from at_node) as sessions,
-             (select coalesce(sum(n), 0)::int from pairs) as transitions,
-             (select coalesce(round((sum(ended_seconds) / nullif(sum(ended), 0))::numeric, 2), 0)::float8
-                from at_node) as avg_duration
-    )
-    select
-      totals.sessions as total_sessions,
-      totals.transitions as total_transitions,
-      totals.avg_duration as avg_session_duration,
-      (select json_agg(json_build_object(
-                'from_node', coalesce(fn.name, 'node ' || p.from_node_id),
-                'to_node', coalesce(tn.name, 'node ' || p.to_node_id),
-                'count', p.n,
-                'percentage', round(100.0 * p.n / totals.transitions, 2)::float8)
-              order by p.n desc, p.from_node_id, p.to_node_id)
-         from (select * from pairs order by n desc, from_node_id, to_node_id
-               limit ${MOST_USED_TRANSITIONS_LIMIT}::int) p
-         left join nodes fn on fn.id = p.from_node_id
-         left join nodes tn on tn.id = p.to_node_id) as most_used_transitions,
-      (select json_object_agg(pn.node_id::text, json_build_object(
-                'node_name', pn.node_name,
-                'sessions_started', pn.entered,
-                'avg_time_in_node', case when pn.finished_visits = 0 then 0
-                                         else round((pn.finished_seconds / pn.finished_visits)::numeric, 2)::float8 end,
-                'exit_rate', case when pn.entered = 0 then 0
-                                  else round(pn.ended::numeric / pn.entered, 4)::float8 end)
-              order by pn.ordinal nulls last, pn.node_id)
-         from per_node pn) as node_usage_stats
-    from totals
-  `;
-}
-
-async function analyticsQuery(
-  db: Db,
-  organizationId: number,
-  graphId: number,
-  days: number,
-): Promise<AnalyticsRow> {
-  const result = await db.transaction(async (tx) => {
-    // The (session, node) hash aggregate holds ~80 bytes per pair: with the default 4 MB the
-    // planner sorts a large history on disk instead (about 1.3× slower at 1M transitions).
-    await tx.execute(sql.raw(`set local work_mem = '${ANALYTICS_WORK_MEM}'`));
-    return (await tx.execute(analyticsSql(organizationId, graphId, days))) as unknown as {
-      rows: Array<Record<string, unknown>>;
-    };
-  });
-  const row = result.rows[0]!;
-  return {
-    total_sessions: Number(row.total_sessions),
-    total_transitions: Number(row.total_transitions),
-    avg_session_duration: Number(row.avg_session_duration),
-    most_used_transitions: parseJson(row.most_used_transitions) as TransitionUsage[] | null,
-    node_usage_stats: parseJson(row.node_usage_stats) as Record<string, NodeUsage> | null,
-  };
 }
 
 /** Both drivers parse `json` columns; a string would mean one did not. */

@@ -6,8 +6,9 @@
  * utterance `recordStep` with the engine's `advance` step, `updateContext` for the context tool, and
  * `end`. The HTTP API only reads sessions (session-routes.ts). Every change of a session is one
  * atomic statement or runs under the session row's lock, so concurrent turns, transitions and
- * context writes apply in turn and never lose one another. Definitions: docs/graphs.md, "Sessions
- * and analytics".
+ * context writes apply in turn and never lose one another. The analytics rollups (rollups.ts) are
+ * added to in the same transaction as each start, transition and end. Definitions: docs/graphs.md,
+ * "Sessions and analytics".
  */
 import { and, asc, desc, eq, getTableColumns, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../db/client.js';
@@ -24,6 +25,7 @@ import type { Tenant } from '../../db/tenant.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { applyContextUpdate } from './context.js';
 import type { SessionState, Step } from './engine-types.js';
+import { rollUpEnd, rollUpStart, rollUpTransition } from './rollups.js';
 
 export type GraphSessionRow = typeof graphSessions.$inferSelect;
 export type GraphTransitionRow = typeof graphTransitions.$inferSelect;
@@ -125,20 +127,23 @@ export class GraphSessionService {
       if (!call) throw notFound('Call not found');
     }
     const at = timeOrNow(input.at);
-    const [row] = await ex
-      .insert(graphSessions)
-      .values({
-        organizationId: tenant.organizationId,
-        graphId: input.graphId,
-        callSid: input.callSid ?? null,
-        callId: input.callId ?? null,
-        currentNodeId: entry.nodeId,
-        context,
-        startedAt: at,
-        nodeEnteredAt: at,
-      })
-      .returning();
-    return row!;
+    return ex.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(graphSessions)
+        .values({
+          organizationId: tenant.organizationId,
+          graphId: input.graphId,
+          callSid: input.callSid ?? null,
+          callId: input.callId ?? null,
+          currentNodeId: entry.nodeId,
+          context,
+          startedAt: at,
+          nodeEnteredAt: at,
+        })
+        .returning();
+      await rollUpStart(tx, row!.id);
+      return row!;
+    });
   }
 
   /** The session, if it is the organization's. */
@@ -183,12 +188,15 @@ export class GraphSessionService {
           `Edge ${input.edgeId} does not lead from node ${fromNodeId} to node ${input.toNodeId}`,
         );
       }
+      const at = timeOrNow(input.at);
+      // Counted before the move: the row still says where the session is and since when.
+      await rollUpTransition(tx, locked.id, input.toNodeId, at);
       const [session] = await tx
         .update(graphSessions)
         .set({
           currentNodeId: input.toNodeId,
           nodeTurnCount: 0,
-          nodeEnteredAt: sql`greatest(${timeOrNow(input.at)}, ${graphSessions.nodeEnteredAt})`,
+          nodeEnteredAt: sql`greatest(${at}, ${graphSessions.nodeEnteredAt})`,
         })
         .where(eq(graphSessions.id, locked.id))
         .returning();
@@ -280,14 +288,16 @@ export class GraphSessionService {
    * it is (the first end wins: a hang-up reported after the exit node does not rewrite it).
    */
   async end(tenant: Tenant, sessionId: number, input: EndSession): Promise<GraphSessionRow> {
-    const [row] = await this.deps.db
-      .update(graphSessions)
-      .set({
-        endedAt: sql`greatest(${timeOrNow(input.at)}, ${graphSessions.nodeEnteredAt})`,
-        endReason: input.reason,
-      })
-      .where(this.#active(tenant, sessionId))
-      .returning();
+    const endedAt = timeOrNow(input.at);
+    const row = await this.deps.db.transaction(async (tx) => {
+      const [ended] = await tx
+        .update(graphSessions)
+        .set({ endedAt: sql`greatest(${endedAt}, ${graphSessions.nodeEnteredAt})`, endReason: input.reason })
+        .where(this.#active(tenant, sessionId))
+        .returning();
+      if (ended) await rollUpEnd(tx, ended.id);
+      return ended;
+    });
     if (row) return row;
     const existing = await this.find(tenant, sessionId);
     if (!existing) throw sessionNotFound();

@@ -286,7 +286,9 @@ export class IdentityService {
       tokenHash: sha256Hex(token),
       expiresAt: new Date(Date.now() + VERIFY_EMAIL_TTL_MS),
     });
-    const link = `${this.deps.config.publicUrl}/api/v1/auth/verify-email?token=${token}`;
+    // The console's page confirms the address and carries on signed in; the API's own GET link
+    // (`/api/v1/auth/verify-email?token=`) does the same for clients without the console.
+    const link = `${this.deps.config.publicUrl}/console/verify?token=${token}`;
     await this.deps.mailer.queue(jobs, {
       to: user.email,
       subject: 'Verify your Switchboard email address',

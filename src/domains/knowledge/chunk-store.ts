@@ -43,19 +43,22 @@ export const INSERT_BATCH = 500;
 /** halfvec's largest finite value: an indexed embedding must fit (an index may cast every row to it). */
 const HALF_MAX = 65504;
 
-// Lengths whose index this process has ensured. A process serves one database (server, worker, a
-// test file), so once per length per process is once per database for it.
-const ensuredDimensions = new Set<number>();
-
 /**
  * Stores chunks; returns how many rows were added (rows already stored, or of a stale generation or
- * another organization's document, are not). The first embedding of a new length creates its index.
+ * another organization's document, are not). The first embedding of a new length creates its index;
+ * `ensured` holds the lengths whose index the caller has already seen to, for the one database it
+ * writes to (the document processor keeps one set, so it asks once per length).
  */
-export async function insertChunks(tx: Executor, tenant: Tenant, rows: NewChunk[]): Promise<number> {
+export async function insertChunks(
+  tx: Executor,
+  tenant: Tenant,
+  rows: NewChunk[],
+  ensured: Set<number>,
+): Promise<number> {
   for (const dimensions of new Set(rows.map((row) => row.embedding?.length ?? 0))) {
-    if (dimensions === 0 || ensuredDimensions.has(dimensions)) continue;
+    if (dimensions === 0 || ensured.has(dimensions)) continue;
     await ensureVectorIndex(tx, dimensions);
-    ensuredDimensions.add(dimensions);
+    ensured.add(dimensions);
   }
   let inserted = 0;
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {

@@ -88,6 +88,8 @@ class EmbeddingsFailure extends Error {
 
 export class DocumentProcessor {
   readonly #retryLimit: number;
+  /** Embedding lengths whose vector index exists in this processor's database (insertChunks). */
+  readonly #indexedLengths = new Set<number>();
 
   constructor(private readonly deps: DocumentProcessorDeps) {
     this.#retryLimit = deps.retryLimit ?? jobPolicies['knowledge.process'].retryLimit;
@@ -178,7 +180,7 @@ export class DocumentProcessor {
         dimensions = vectors.dimensions;
       }
       const written = await this.#write(tenant, doc, async (tx) => {
-        await insertChunks(tx, tenant, rowsOf(doc, batch, vectors?.vectors));
+        await insertChunks(tx, tenant, rowsOf(doc, batch, vectors?.vectors), this.#indexedLengths);
         const stored = await storedChunkCount(tx, tenant, doc.id, doc.generation);
         await store.updateForGeneration(tx, tenant, doc.id, doc.generation, { processedChunks: stored });
         return true;

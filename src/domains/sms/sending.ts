@@ -361,7 +361,8 @@ export class SmsSending {
    * The `sms.send` job: one send from the message's number. It waits for the number's turn (its
    * rate), then claims the number's oldest queued message — so a number's messages keep their
    * order, a cancelled message is simply skipped, and there is one send per queued message. A turn
-   * further away than a moment frees the worker and comes back at that time. Throws after a
+   * further away than a moment frees the worker and comes back when the message's place in the line
+   * is due. Throws after a
    * retryable carrier failure so the queue tries again later.
    */
   async runSendJob(payload: { message_id: string; organization_id: number }): Promise<void> {
@@ -393,9 +394,12 @@ export class SmsSending {
       if (turn.taken) break;
       const wait = (turn.opensAt?.getTime() ?? Date.now()) - Date.now();
       // A turn far away, or one lost to another job of the same number: free the worker (other
-      // numbers' messages must not wait behind one number's backlog) and come back then.
+      // numbers' messages must not wait behind one number's backlog) and come back when this
+      // message's place in the line is due — not at the next turn with every other waiting job.
       if (wait > MAX_WAIT_IN_JOB_MS || attempt > 0) {
-        await this.deps.queue.enqueue('sms.send', payload, { startAfterSeconds: Math.max(wait, 20) / 1000 });
+        const ahead = await store.queuedAhead(db, tenant, number.id, message);
+        const due = Math.max(wait, 20) + ahead * gap * 1000;
+        await this.deps.queue.enqueue('sms.send', payload, { startAfterSeconds: due / 1000 });
         return;
       }
       await sleep(Math.max(wait, 1));

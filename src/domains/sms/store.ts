@@ -120,6 +120,31 @@ export async function claimOldestQueued(
 }
 
 /**
+ * How many of the number's queued messages were queued before `message` (its place in the line):
+ * a send job that lost its turn comes back when its place is due instead of with every other job
+ * at the next turn.
+ */
+export async function queuedAhead(
+  ex: Executor,
+  tenant: Tenant,
+  phoneNumberId: number,
+  message: { id: string; createdAt: Date },
+): Promise<number> {
+  const [row] = await ex
+    .select({ count: sql<number>`count(*)::int` })
+    .from(messages)
+    .where(
+      tenant.where(
+        messages,
+        eq(messages.phoneNumberId, phoneNumberId),
+        eq(messages.status, 'queued'),
+        sql`(${messages.createdAt}, ${messages.id}) < (${message.createdAt.toISOString()}::timestamptz, ${message.id}::uuid)`,
+      ),
+    );
+  return row?.count ?? 0;
+}
+
+/**
  * Marks messages left in `sending` longer than `olderThanSeconds` (their process died between the
  * claim and the carrier's answer) as failed: the carrier may have taken them, so they are not resent.
  */

@@ -122,8 +122,9 @@ export class UserService {
         text:
           `Hello ${invitation.firstName || email},\n\n` +
           `${inviter} invited you to join ${organization ?? 'their organization'} on Switchboard as ${input.role}.\n\n` +
-          `See the invitation:\n\n${this.deps.publicUrl}/api/v1/users/invitation/${token}\n\n` +
-          'Accept it within 7 days by sending this token, your password and its confirmation to:\n\n' +
+          `Open it in the console to accept it within 7 days:\n\n${this.deps.publicUrl}/console/invitation?token=${token}\n\n` +
+          `Or read it through the API:\n\n${this.deps.publicUrl}/api/v1/users/invitation/${token}\n\n` +
+          'and accept it by sending this token, your password and its confirmation to:\n\n' +
           `POST ${this.deps.publicUrl}/api/v1/users/accept-invitation\n\n` +
           `Invitation token: ${token}\n\n` +
           'If you already have a Switchboard account, use its password.\n',

@@ -17,6 +17,7 @@ import type { CampaignStatus, ContactStatus } from '../../../db/schema/index.js'
 import type { Page } from '../../../lib/page.js';
 import { conflict, invalidField, notFound } from '../../errors.js';
 import type { Principal } from '../../identity/principal.js';
+import { announceProgress } from '../events.js';
 import {
   fileRows,
   MAX_CUSTOM_KEY_LENGTH,
@@ -218,7 +219,11 @@ export class CampaignContactService {
         if (batch.length >= BATCH_SIZE) await flush();
       }
       await flush();
-      if (report.imported > 0) await store.finishImport(tx, tenant, campaignId, [...variables].sort());
+      if (report.imported > 0) {
+        await store.finishImport(tx, tenant, campaignId, [...variables].sort());
+        // Watchers of the campaign's progress see the new contacts (the count is part of it).
+        await announceProgress(tx, tenant.organizationId, campaignId);
+      }
       return report.result();
     });
   }

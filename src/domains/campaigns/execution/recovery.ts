@@ -18,6 +18,7 @@ import { Periodic } from '../../../lib/periodic.js';
 import type { Carriers } from '../../../providers/carriers/index.js';
 import { isTelephonyProvider } from '../../../providers/carriers/index.js';
 import type { CallSnapshot, CarrierAdapter } from '../../../providers/carriers/types.js';
+import { DEFAULT_TIMEOUT_MS } from '../../../providers/http.js';
 import type { JobLogger, JobQueue } from '../../../queue/queue.js';
 import * as callReads from '../../calls/reads.js';
 import type { CallService } from '../../calls/service.js';
@@ -28,6 +29,12 @@ import type { CampaignExecutor } from './executor.js';
 import { messageOutcome } from './outcomes.js';
 import { sweepQueries } from './recovery-store.js';
 import * as store from './store.js';
+
+/**
+ * A dial settles (the carrier's id kept, or the call failed) within the carrier request's time-out;
+ * three times that leaves room for the database work around it on a loaded machine.
+ */
+const DIAL_SETTLED_WITHIN_MS = 3 * DEFAULT_TIMEOUT_MS;
 
 export class CampaignRecovery {
   readonly #periodic: Periodic;
@@ -124,6 +131,11 @@ export class CampaignRecovery {
       if (!adapter.lookupCall) return touch(); // this carrier's callbacks are the only news
       snapshot = await adapter.lookupCall(credentials, call.callSid);
     } else {
+      // No answer to the dial yet. While the process that dials may still be waiting for the
+      // carrier, the dial is not lost: the carrier may not have registered the call yet, and a
+      // second dial would ring the contact twice. Only a dial older than any request can take is.
+      const dialledAt = (execution.executedAt ?? call.createdAt).getTime();
+      if (Date.now() - dialledAt < DIAL_SETTLED_WITHIN_MS) return touch();
       // The dial's answer never arrived. Did the carrier create the call?
       if (!adapter.findOutboundCalls) {
         await this.deps.calls.failUnplaced(

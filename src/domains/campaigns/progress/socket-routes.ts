@@ -8,6 +8,12 @@
  * closed with 4000 + the status the REST route would answer (4401, 4403, 4404, 4422, 4429), the
  * reason holding the message. The checks are the HTTP layer's own (`principalFromBearer`, `admit`),
  * so the socket is exactly as strict as GET /progress. The credential is checked once, at connect.
+ *
+ * Without a token, the console's session cookie is taken instead — but only from a page of our own
+ * origin (PUBLIC_URL): a browser sends cookies with a WebSocket handshake from any site and the
+ * same-origin policy does not apply to WebSockets, so without this check another site's page could
+ * watch a signed-in user's campaigns (cross-site WebSocket hijacking). A token is never ambient, so
+ * it needs no such check (programs send no Origin at all).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
@@ -15,8 +21,8 @@ import { access } from '../../../http/access.js';
 import { admit, principalFromBearer } from '../../../http/auth.js';
 import { statusOf } from '../../../http/errors.js';
 import type { App } from '../../../http/types.js';
-import { DomainError } from '../../errors.js';
-import type { Authenticator } from '../../identity/principal.js';
+import { DomainError, forbidden, unauthorized } from '../../errors.js';
+import { type Authenticator, type Principal, SESSION_COOKIE } from '../../identity/principal.js';
 import type { CampaignProgressFeed } from './feed.js';
 import type { CampaignProgressService } from './service.js';
 import type { ProgressView } from './views.js';
@@ -49,7 +55,16 @@ export interface ProgressSocketDeps {
   authenticator: Authenticator;
   progress: CampaignProgressService;
   feed: CampaignProgressFeed;
+  /** The only origin (scheme, host, port: that of PUBLIC_URL) whose pages may use the session cookie. */
+  consoleOrigin: string;
   keepaliveMs?: number;
+}
+
+/** What the handshake brought that can identify the caller. */
+interface Handshake {
+  token: unknown;
+  cookie: string | undefined;
+  origin: string | undefined;
 }
 
 export function campaignProgressSocket(app: App, deps: ProgressSocketDeps): void {
@@ -61,7 +76,12 @@ export function campaignProgressSocket(app: App, deps: ProgressSocketDeps): void
     (socket, request) => {
       const params = request.params as { campaign_id?: string };
       const query = request.query as { token?: unknown };
-      void serve(socket, deps, params.campaign_id, query.token, request.log);
+      const handshake: Handshake = {
+        token: query.token,
+        cookie: request.cookies?.[SESSION_COOKIE],
+        origin: request.headers.origin,
+      };
+      void serve(socket, deps, params.campaign_id, handshake, request.log);
     },
   );
 }
@@ -72,7 +92,7 @@ async function serve(
   socket: WebSocket,
   deps: ProgressSocketDeps,
   rawId: string | undefined,
-  token: unknown,
+  handshake: Handshake,
   log: FastifyBaseLogger,
 ): Promise<void> {
   const send = (message: object) => {
@@ -97,13 +117,7 @@ async function serve(
   try {
     const campaignId = /^[1-9][0-9]{0,9}$/.test(rawId ?? '') ? Number(rawId) : 0;
     if (campaignId < 1 || campaignId > MAX_ID) return close(CLOSE_CODES.invalid, 'Invalid campaign id');
-    if (typeof token !== 'string' || token.length === 0) {
-      return close(
-        CLOSE_CODES.unauthenticated,
-        'Not authenticated: connect with ?token=<access token or API key>',
-      );
-    }
-    const principal = await principalFromBearer(deps.authenticator, token);
+    const principal = await principalOfHandshake(deps, handshake);
     await admit(deps.authenticator, principal, READ_ACCESS, 'GET');
     if (socket.readyState !== OPEN) return;
 
@@ -168,6 +182,23 @@ async function serve(
     log.error({ err: error }, 'campaign progress socket failed');
     close(CLOSE_CODES.internalError, 'Internal error');
   }
+}
+
+/** The caller: the `?token=` when there is one, else the session cookie of a page of our origin. */
+async function principalOfHandshake(deps: ProgressSocketDeps, handshake: Handshake): Promise<Principal> {
+  const { token, cookie, origin } = handshake;
+  if (typeof token === 'string' && token.length > 0) return principalFromBearer(deps.authenticator, token);
+  if (!cookie) {
+    throw unauthorized(
+      'Not authenticated: connect with ?token=<access token or API key>, or from the console signed in',
+    );
+  }
+  if (origin !== deps.consoleOrigin) {
+    throw forbidden('The session cookie is accepted only from pages of this server: connect with ?token=');
+  }
+  const session = await deps.authenticator.fromSessionCookie(cookie);
+  if (!session) throw unauthorized('Session expired or invalid');
+  return session.principal;
 }
 
 function parse(data: RawData): ClientMessage | undefined {
