@@ -5,7 +5,7 @@
  * One platform for the whole file; the tests share its database (every test makes its own users).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { count, eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { decodeJwt, SignJWT } from 'jose';
@@ -154,7 +154,7 @@ function mailsTo(email: string): Mail[] {
 }
 
 function tokenOf(mail: Mail): string {
-  const token = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(mail.body)?.[1];
+  const token = /console\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail.body)?.[1];
   if (!token) throw new Error(`No token in ${mail.file}`);
   remember(token);
   return token;
@@ -416,11 +416,13 @@ describe('the verification mail and POST|GET /api/v1/auth/verify-email', () => {
     const [mail] = mailsTo(email);
     expect(mail).toBeDefined();
     expect(mail!.file).toMatch(/\.eml$/);
+    // Renamed into place whole: no half-written file is left beside it.
+    expect(existsSync(`${mail!.file}.partial`)).toBe(false);
     const raw = readFileSync(mail!.file, 'utf8');
     for (const header of ['From', 'To', 'Subject', 'Date', 'Message-ID', 'MIME-Version']) {
       expect(raw).toMatch(new RegExp(`^${header}: .+$`, 'mi'));
     }
-    expect(mail!.body).toContain(`http://switchboard.test/api/v1/auth/verify-email?token=${token}`);
+    expect(mail!.body).toContain(`http://switchboard.test/console/verify?token=${token}`);
 
     // Before verification a route that needs a verified user refuses this token…
     const before = await post('/api/v1/users/me/api-keys', { name: 'early' }, bearer(accessToken));

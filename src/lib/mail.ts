@@ -9,7 +9,7 @@
  * nodemailer would pick quoted-printable for any line past 76 characters, cutting a link with a
  * soft line break and turning its `=` into `=3D`.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
@@ -73,7 +73,11 @@ export class Mailer {
     const composed = await composeMail(this.config.mailFrom, message, '\n');
     await mkdir(directory, { recursive: true });
     const file = path.join(directory, `${Date.now()}-${randomToken(6)}.eml`);
-    await writeFile(file, composed.raw, { mode: 0o600 });
+    // Written under another name and renamed: whoever lists *.eml (a person, a script, the README's
+    // steps) sees a whole message or none, never the empty file a plain write shows for a moment.
+    const partial = `${file}.partial`;
+    await writeFile(partial, composed.raw, { mode: 0o600 });
+    await rename(partial, file);
     this.log.info({ mail_file: file, to: message.to, subject: message.subject }, 'mail written to file');
   }
 }
