@@ -223,6 +223,26 @@ const organization = {
     tts_d: { api_key: voiceKeys.tts_d },
   },
 };
+// Installed before the banner: whoever reads "Stop with Ctrl-C." may signal at once (a test does), and
+// a signal with no handler yet would end the process without stopping the simulators.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void Promise.all([
+      carrierA.stop(),
+      carrierB.stop(),
+      carrierC.stop(),
+      lambda.stop(),
+      stt.stop(),
+      llm.stop(),
+      tts.stop(),
+      ttsB.stop(),
+      ttsC.stop(),
+      ttsD.stop(),
+      embeddings.stop(),
+    ]).then(() => process.exit(0));
+  });
+}
+
 console.log(`Simulators (carriers and cloud functions) are running. Start the platform with:
 
   CARRIER_A_BASE_URL=${a} CARRIER_B_BASE_URL=${b} CARRIER_C_BASE_URL=${c} \\
@@ -247,20 +267,3 @@ List the demo cloud account's functions (3 in us-east-1, 120 in eu-west-1):
 
 Stop with Ctrl-C.`);
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void Promise.all([
-      carrierA.stop(),
-      carrierB.stop(),
-      carrierC.stop(),
-      lambda.stop(),
-      stt.stop(),
-      llm.stop(),
-      tts.stop(),
-      ttsB.stop(),
-      ttsC.stop(),
-      ttsD.stop(),
-      embeddings.stop(),
-    ]).then(() => process.exit(0));
-  });
-}
