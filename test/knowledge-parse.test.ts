@@ -197,6 +197,19 @@ describe('parseDocument: each format to sections', () => {
     ]);
   });
 
+  it("reads a PDF in a worker thread, leaving this thread's built-ins as they were", async () => {
+    // pdf.js's legacy build replaces Array.prototype.push and JSON.stringify with slower polyfills
+    // where it loads: that must not be the thread that serves the API and the calls.
+    const before = [Array.prototype.push, JSON.stringify, Array.prototype.at];
+    const doc = await parseDocument('pdf', await pdfFile([['Built-ins stay native.']]));
+    expect(doc.sections).toEqual([{ page: 1, text: 'Built-ins stay native.' }]);
+    expect([Array.prototype.push, JSON.stringify, Array.prototype.at]).toEqual(before);
+    // The marks core-js and pdf.js leave on a thread they loaded in (checked on the old, main-thread
+    // parser: both were there from this file's first import).
+    expect(Object.hasOwn(globalThis, '__core-js_shared__')).toBe(false);
+    expect(Object.hasOwn(globalThis, 'pdfjsLib')).toBe(false);
+  });
+
   it('reads a DOCX with its Word headings as sections', async () => {
     const bytes = await docxFile([
       'Before any heading.',
