@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
@@ -13,6 +14,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -42,6 +44,14 @@ export interface Database {
     query: { sql: string; params: unknown[] },
     batchSize: number,
   ): AsyncGenerator<Record<string, unknown>[]>;
+  /**
+   * Server only (`COPY` over the wire does not exist on the embedded database): the output of one
+   * `COPY (…) TO STDOUT` statement on a connection of its own, once its first bytes arrived (so a
+   * failing statement rejects here rather than truncating a download). The connection goes back to
+   * the pool when the stream ends; destroyed early, it is closed instead (it is mid-COPY), which
+   * ends the statement on the server. `setup` runs first on the same connection (temporary functions).
+   */
+  copyOut?(statement: string, setup?: string): Promise<Readable>;
   /** Runs `work` while holding a session-level advisory lock (cluster-wide on a server). */
   withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T>;
   /** Embedded only: the whole data directory as a tarball (test templates are cloned from it). */
@@ -182,6 +192,56 @@ function openServer(url: string, poolSize: number): Database {
         // A connection whose transaction could not be ended is not handed to anyone else.
         client.release(healthy ? undefined : true);
       }
+    },
+    async copyOut(statement, setup) {
+      const client = await pool.connect();
+      let released = false;
+      const release = (closeConnection: boolean) => {
+        if (released) return;
+        released = true;
+        client.release(closeConnection || undefined);
+      };
+      try {
+        if (setup) await client.query(setup);
+      } catch (error) {
+        release(false);
+        throw error;
+      }
+      const stream = client.query(copyStreams.to(statement));
+      // Given up mid-COPY: the server is blocked writing to a socket nobody reads, and reads nothing
+      // (a Terminate message included) until it can write, so only closing the socket ends the
+      // statement. The pool ends the client first, which makes the closed socket expected.
+      const abandon = () => {
+        if (released) return;
+        release(true);
+        (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      };
+      stream.on('end', () => release(false));
+      stream.on('error', abandon);
+      stream.on('close', () => {
+        if (!stream.readableEnded) abandon();
+      });
+      // The first chunk (the header at least) or the statement's error, before anyone is answered;
+      // the chunk goes back into the stream, which stays paused until its reader pipes it.
+      const first = await new Promise<Error | undefined>((resolve) => {
+        const settle = (error?: Error) => {
+          stream.off('data', onData).off('end', onEnd).off('error', onError);
+          resolve(error);
+        };
+        const onData = (chunk: Buffer) => {
+          stream.pause();
+          stream.unshift(chunk);
+          settle();
+        };
+        const onEnd = () => settle();
+        const onError = (error: Error) => settle(error);
+        stream.on('data', onData).on('end', onEnd).on('error', onError);
+      });
+      if (first) {
+        stream.destroy();
+        throw first;
+      }
+      return stream;
     },
     async withAdvisoryLock(lockId, work) {
       const client = await pool.connect();

@@ -30,7 +30,7 @@ export interface ExportedCall {
 }
 
 /** CSV header and the field each column shows, in the document's order. */
-const CSV_COLUMNS: ReadonlyArray<[header: string, key: keyof ExportedCall]> = [
+export const CSV_COLUMNS: ReadonlyArray<[header: string, key: keyof ExportedCall]> = [
   ['Call ID', 'id'],
   ['Call SID', 'call_sid'],
   ['Assistant Name', 'assistant_name'],
@@ -92,7 +92,9 @@ function csvCell(value: unknown, key: keyof ExportedCall): string {
 
 /** The CSV file (RFC 4180, CRLF line ends): the header, then one chunk per batch. */
 export async function* csvChunks(batches: AsyncIterable<Record<string, unknown>[]>): AsyncGenerator<string> {
-  const options = { record_delimiter: 'windows' as const };
+  // A cell holding a lone line feed or carriage return is quoted too (RFC 4180; given a record
+  // delimiter, csv-stringify would otherwise quote only cells holding the whole CRLF).
+  const options = { record_delimiter: 'windows' as const, quote_record_delimiter: true };
   yield stringify([CSV_COLUMNS.map(([header]) => header)], options);
   for await (const batch of batches) {
     const records = batch.map((row) => {

@@ -3,7 +3,7 @@
  * transcript and turns, hanging up, and deleting it (with its recording). `search` and `export` are
  * static paths, which the router always prefers to `/:call_id`, so neither is ever read as a call id.
  */
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { principalOf } from '../../http/auth.js';
@@ -156,13 +156,13 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
     },
     async (request, reply) => {
       const format = (request.query.format ?? 'csv') as ExportFormat;
-      const chunks = await records.export(principalOf(request), format, filterOf(request.query));
-      const file = EXPORT_FILES[format];
+      const file = await records.export(principalOf(request), format, filterOf(request.query));
+      const { contentType, fileName } = EXPORT_FILES[format];
       reply
-        .header('Content-Type', file.contentType)
-        .header('Content-Disposition', `attachment; filename="${file.fileName}"`)
+        .header('Content-Type', contentType)
+        .header('Content-Disposition', `attachment; filename="${fileName}"`)
         .header('Cache-Control', 'no-store');
-      return reply.send(Readable.from(chunks, { objectMode: false }));
+      return reply.send(file);
     },
   );
 

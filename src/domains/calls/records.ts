@@ -3,6 +3,7 @@
  * call, full-text search and the streamed export. Placing calls and applying carrier statuses stay in
  * `service.ts`; this is what users do with the records afterwards.
  */
+import { pipeline, Readable } from 'node:stream';
 import type { Database, Db } from '../../db/client.js';
 import { FINAL_CALL_STATUSES, TURN_KINDS } from '../../db/schema/telephony.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -14,6 +15,7 @@ import { conflict, invalidField, notFound, upstreamFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { csvChunks, type ExportFormat, jsonChunks } from './export.js';
+import { CSV_COPY_SETUP, crlfRecords, csvCopyStatement } from './export-copy.js';
 import { WEB_PROVIDER, type WebCallStreamsEnd } from './live.js';
 import { searchCalls } from './search.js';
 import { MIN_QUERY_LENGTH, readSearchQuery } from './search-terms.js';
@@ -170,25 +172,29 @@ export class CallRecords {
   }
 
   /**
-   * The export file's text, chunk by chunk, read from a database cursor. The cursor is opened and
-   * its first batch read before this resolves, so a failing query still answers an error status
-   * rather than a truncated file.
+   * The export file as a stream. On a server the CSV file is PostgreSQL's own COPY output (see
+   * export-copy.ts); otherwise, and for JSON, rows come from a database cursor a batch at a time.
+   * Either way the statement has started and its first bytes arrived before this resolves, so a
+   * failing query still answers an error status rather than a truncated file.
    */
-  async export(
-    principal: Principal,
-    format: ExportFormat,
-    filter: store.CallFilter,
-  ): Promise<AsyncGenerator<string>> {
+  async export(principal: Principal, format: ExportFormat, filter: store.CallFilter): Promise<Readable> {
     checkDateRange(filter);
+    const { database } = this.deps;
+    if (format === 'csv' && database.copyOut) {
+      const copied = await database.copyOut(csvCopyStatement(principal.tenant, filter), CSV_COPY_SETUP);
+      // A reader that goes away destroys the last stream; pipeline passes that on to the COPY.
+      return pipeline(copied, crlfRecords(), () => {});
+    }
     const query = store.exportQuery(principal.tenant, filter);
-    const cursor = this.deps.database.cursor(query, EXPORT_BATCH_ROWS);
+    const cursor = database.cursor(query, EXPORT_BATCH_ROWS);
     const first = await cursor.next();
     async function* batches() {
       if (first.done) return;
       yield first.value;
       yield* cursor;
     }
-    return format === 'json' ? jsonChunks(batches()) : csvChunks(batches());
+    const chunks = format === 'json' ? jsonChunks(batches()) : csvChunks(batches());
+    return Readable.from(chunks, { objectMode: false });
   }
 
   /**

@@ -132,11 +132,19 @@ export function exportQuery(tenant: Tenant, filter: CallFilter): { sql: string; 
       ${calls.duration} as "duration", ${calls.startedAt} as "started_at", ${calls.endedAt} as "ended_at",
       ${callAnalyses.summary} as "summary", ${callAnalyses.sentiment} as "sentiment",
       ${callAnalyses.sentimentScore} as "sentiment_score", ${callAnalyses.structuredData} as "structured_data"
-    from ${calls} left join ${assistants} on ${assistants.id} = ${calls.assistantId}
+    ${exportSource(tenant, filter)}`);
+}
+
+/**
+ * Where the export's rows come from and in which order: the organization's calls the filter keeps,
+ * each with its assistant and its analysis, oldest first (the COPY export of export-copy.ts too).
+ */
+export function exportSource(tenant: Tenant, filter: CallFilter): SQL {
+  return sql`from ${calls} left join ${assistants} on ${assistants.id} = ${calls.assistantId}
       left join ${callAnalyses} on ${callAnalyses.callId} = ${calls.id}
         and ${callAnalyses.organizationId} = ${calls.organizationId}
     where ${callFilterSql(tenant, filter)}
-    order by ${asc(calls.createdAt)}, ${asc(calls.id)}`);
+    order by ${asc(calls.createdAt)}, ${asc(calls.id)}`;
 }
 
 export async function updateCall(
