@@ -1,10 +1,12 @@
 /**
- * SMS: how fast `POST /sms/send` queues messages (row + job in one transaction) beside an
- * authenticated one-row read in the same run, and how fast the queue drains to the carrier_a
- * simulator beside the ceiling the numbers' rates allow.
+ * SMS: how fast `POST /sms/send` queues messages (message, job and idempotent answer in one
+ * statement) beside an authenticated one-row read in the same run, and how fast the queue drains to
+ * the carrier_a simulator beside the ceiling the numbers' rates allow. On a server it also counts
+ * the statements each costs (every query the driver sends, BEGIN and COMMIT included).
  *
  *   npm run bench -- sms [messages=1000] [numbers=10] [rate per number=50]
  */
+import pg from 'pg';
 import { markEmailVerified } from '../src/domains/identity/store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { startBenchPlatform, table, timed } from './support.js';
@@ -58,10 +60,24 @@ export async function run(args: string[]): Promise<void> {
     numbers.push(phone);
   }
 
+  // Each `query` of a node-postgres client is one round trip (the embedded database is not counted).
+  // The workers drain while the sends run: the send phase's count includes their statements.
+  let statements = 0;
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    statements += 1;
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  const server = Boolean(process.env.BENCH_DATABASE_URL);
+  const perSend = (count: number) => (server ? (count / total).toFixed(1) : '—');
+
+  const beforeReads = statements;
   const read = await timed(total, 20, () =>
     app.inject({ method: 'GET', url: `/api/v1/phone-numbers/${numberId}`, headers }),
   );
+  const readStatements = statements - beforeReads;
   const started = performance.now();
+  const beforeSends = statements;
   const queued = await timed(total, 20, (i) =>
     app.inject({
       method: 'POST',
@@ -74,7 +90,9 @@ export async function run(args: string[]): Promise<void> {
       },
     }),
   );
+  const sendStatements = statements - beforeSends;
   while (sim.messages.length < total) await new Promise((resolve) => setTimeout(resolve, 50));
+  const drainStatements = statements - beforeSends;
   const drainSeconds = (performance.now() - started) / 1000;
   const drained = total / drainSeconds;
   const ceiling = numberCount * rate;
@@ -83,7 +101,7 @@ export async function run(args: string[]): Promise<void> {
   table([
     { operation: 'GET one phone number (authenticated read, baseline)', 'req/s': Math.round(read), ratio: 1 },
     {
-      operation: 'POST /sms/send, queued (message row + job, one transaction)',
+      operation: 'POST /sms/send, queued (message, job and answer: one statement)',
       'req/s': Math.round(queued),
       ratio: Number((queued / read).toFixed(2)),
     },
@@ -96,7 +114,8 @@ export async function run(args: string[]): Promise<void> {
   console.log(
     `sms: queued ${Math.round(queued)} req/s (ratio ${(queued / read).toFixed(2)} to a one-row read); ` +
       `drained ${total} in ${drainSeconds.toFixed(1)} s = ${Math.round(drained)}/s, ${((drained / ceiling) * 100).toFixed(0)} % of the rate ceiling; ` +
-      `first to last at the carrier ${((times.at(-1)! - times[0]!) / 1000).toFixed(1)} s`,
+      `first to last at the carrier ${((times.at(-1)! - times[0]!) / 1000).toFixed(1)} s; ` +
+      `statements: ${perSend(readStatements)} per read, ${perSend(sendStatements)} per message during the send phase (workers included), ${perSend(drainStatements)} per message in all (send, drain, receipts)`,
   );
   await bench.close();
   await sim.stop();

@@ -202,6 +202,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     publicUrl: config.publicUrl,
     pricePerSegment: config.prices.smsSegment,
   });
+  await sms.start(database);
   const executor = new CampaignExecutor({
     db: database.db,
     queue,

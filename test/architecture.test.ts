@@ -56,6 +56,8 @@ const TABLE_OWNERS: Record<string, string> = {
   messages: 'sms',
   smsIdempotencyKeys: 'sms',
   smsCompliance: 'sms-compliance',
+  /** Written by the database's own triggers (migration 0019); no domain's. */
+  smsSendingVersions: '',
   campaigns: 'campaigns',
   campaignSchedules: 'campaigns',
   campaignContacts: 'campaigns',

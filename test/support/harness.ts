@@ -30,6 +30,8 @@ export interface TestPlatform {
   logs: string[];
   /** The listening address, with `listen: true`. */
   baseUrl: string | undefined;
+  /** The server database's address (undefined on the embedded one). */
+  databaseUrl: string | undefined;
   mails(): Mail[];
   close(): Promise<void>;
 }
@@ -42,7 +44,11 @@ export interface Mail {
 }
 
 /** Opens a private database cloned from the migrated template. */
-export async function openTestDatabase(): Promise<{ database: Database; drop(): Promise<void> }> {
+export async function openTestDatabase(): Promise<{
+  database: Database;
+  url?: string;
+  drop(): Promise<void>;
+}> {
   const template = inject('template');
   if (template.kind === 'embedded') {
     const database = await openDatabase({
@@ -60,6 +66,7 @@ export async function openTestDatabase(): Promise<{ database: Database; drop(): 
   });
   return {
     database,
+    url: databaseUrl(template.adminUrl, name),
     drop: () => adminQuery(template.adminUrl, `drop database if exists "${name}" with (force)`),
   };
 }
@@ -76,6 +83,18 @@ export interface TestPlatformOptions {
   hostLookup?: HostLookup;
   /** Where proven media streams go (default: the platform's own). */
   callRuntime?: CallRuntime;
+  /**
+   * Run on the database of this platform instead of a new one: a second platform instance of one
+   * cluster. On a server it has its own connections (a second process would); on the embedded
+   * database, which one process owns, it shares the instance. The first platform drops the database.
+   */
+  shareDatabaseOf?: TestPlatform;
+}
+
+/** A database of `other`'s: a new pool on a server, the same instance (left open) when embedded. */
+async function sharedDatabase(other: TestPlatform): Promise<Database> {
+  if (!other.databaseUrl) return { ...other.database, close: async () => {} };
+  return openDatabase({ kind: 'server', url: other.databaseUrl, poolSize: 5 });
 }
 
 export async function startTestPlatform(
@@ -100,7 +119,13 @@ export async function startTestPlatform(
     },
   });
   const logger = pino(loggerOptions(config.logLevel) as object, sink);
-  const { database, drop } = await openTestDatabase();
+  const { database, url, drop } = options.shareDatabaseOf
+    ? {
+        database: await sharedDatabase(options.shareDatabaseOf),
+        url: options.shareDatabaseOf.databaseUrl,
+        drop: async () => {},
+      }
+    : await openTestDatabase();
   const platform = await createPlatform({
     config,
     secretKey: TEST_SECRET_KEY,
@@ -118,6 +143,7 @@ export async function startTestPlatform(
     platform,
     app: platform.app,
     baseUrl: port ? `http://127.0.0.1:${port}` : undefined,
+    databaseUrl: url,
     config,
     database,
     logs,

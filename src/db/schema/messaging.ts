@@ -1,6 +1,7 @@
 /** Messaging: SMS and MMS messages, their idempotency keys, and numbers' SMS compliance records. */
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   check,
   index,
   integer,
@@ -86,6 +87,19 @@ export const smsIdempotencyKeys = pgTable(
     index('sms_idempotency_created_idx').on(t.createdAt),
   ],
 );
+
+/**
+ * Each organization's SMS sending version: bumped by triggers (migration 0019) whenever anything a
+ * send reads before it writes changes — its settings, carrier credentials, a phone number, an
+ * assistant's own carrier config, an SMS compliance record — whoever makes the change (any process,
+ * the CLI). A send resolved from a cache writes only while the version it was resolved at is still
+ * current (domains/sms/senders.ts). No foreign key: the triggers also fire while an organization's
+ * rows are deleted with it, and a row left behind is harmless. Written by the triggers only.
+ */
+export const smsSendingVersions = pgTable('sms_sending_versions', {
+  organizationId: integer('organization_id').primaryKey(),
+  version: bigint('version', { mode: 'number' }).notNull().default(0),
+});
 
 export const COMPLIANCE_STATUSES = ['pending', 'approved', 'rejected'] as const;
 export type ComplianceStatus = (typeof COMPLIANCE_STATUSES)[number];

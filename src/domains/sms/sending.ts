@@ -7,23 +7,24 @@
  * (queued → sending) before it calls the carrier, so no message is sent twice. A message found in
  * `sending` after a crash is not resent: the carrier may have accepted it, and a duplicate is worse.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import { canonicalUrl, type OutboundTargets } from '../../lib/outbound-target.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { smsSegments } from '../../lib/sms-segments.js';
-import { type Carriers, isCarrierId } from '../../providers/carriers/index.js';
+import type { Carriers } from '../../providers/carriers/index.js';
 import type { CarrierId } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { type BillingService, roundMoney } from '../billing/service.js';
-import { badRequest, conflict, forbidden, notFound, ValidationFailed } from '../errors.js';
+import { conflict, ValidationFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import { findPhoneNumber } from '../phone-numbers/reads.js';
 import { defaultSmsRate, takeSmsSendTurn } from '../phone-numbers/service.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
-import { canSendOutbound } from '../sms-compliance/service.js';
+import { type SendRow, writeSend } from './send-store.js';
+import type { SenderCache } from './senders.js';
 import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from './settlement.js';
 import * as store from './store.js';
 
@@ -60,6 +61,8 @@ export interface StoredAnswer {
 
 /** A job waits for its number's turn no longer than this; a later turn re-queues the job instead. */
 const MAX_WAIT_IN_JOB_MS = 250;
+/** Sends resolved again after their sender changed under them, before giving up. */
+const MAX_STALE_ATTEMPTS = 5;
 /** How long a repeat waits for the first request with its key to finish. */
 const DUPLICATE_WAIT_MS = 30_000;
 
@@ -89,6 +92,7 @@ export class SmsSending {
       publicUrl: string;
       pricePerSegment: number;
       settlement: Settlement;
+      senders: SenderCache;
     },
   ) {}
 
@@ -145,7 +149,6 @@ export class SmsSending {
       ]);
     }
     const hash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
-    await store.expireIdempotencyKey(this.deps.db, tenant, key);
     return this.#sendOnce(tenant, request, { key, hash });
   }
 
@@ -185,78 +188,78 @@ export class SmsSending {
     };
   }
 
+  /**
+   * One send: the sender from memory (senders.ts), then one statement that writes the message, its
+   * job and the idempotent answer — or, when the sender changed meanwhile, nothing, and the sender
+   * is resolved again. An immediate send then waits for its carrier before it answers.
+   */
   async #sendOnce(
     tenant: Tenant,
     request: Normalised,
     idempotency?: { key: string; hash: string },
   ): Promise<StoredAnswer> {
-    const { db, queue } = this.deps;
-    const sender = await this.deps.resolver.sender(tenant, { phoneNumber: request.from });
-    const number = sender?.number;
-    if (!sender || !number?.assistantId) throw notFound(`No assistant for the phone number ${request.from}`);
-    if (!isCarrierId(number.provider))
-      throw badRequest('Numbers of a SIP trunk cannot send SMS; use a carrier number');
-    const provider: CarrierId = number.provider;
-    const organization = await this.deps.resolver.organizationSettings(tenant);
-    if (organization.enforce_sms_compliance === true) {
-      const verdict = await canSendOutbound(db, tenant, number.id);
-      if (!verdict.can_send) throw forbidden(`SMS compliance: ${verdict.reason}`);
-    }
-    const { credentials } = sender;
-    if (!credentials)
-      throw badRequest(`No ${provider} credentials: add them to the organization or the assistant`);
-
-    // Row, idempotency key and (when queued) the job commit together.
-    const first = await queue.transaction(async (tx, jobs) => {
-      if (idempotency && !(await store.claimIdempotencyKey(tx, tenant, idempotency.key, idempotency.hash))) {
-        return undefined;
-      }
-      const outbound: OutboundMessage = {
-        phoneNumberId: number.id,
-        assistantId: number.assistantId,
-        provider,
+    for (let attempt = 1; ; attempt++) {
+      const sender = await this.deps.senders.sender(tenant, request.from);
+      const row: SendRow = {
+        id: randomUUID(),
+        phoneNumberId: sender.phoneNumberId,
+        assistantId: sender.assistantId,
+        provider: sender.provider,
         from: request.from,
         to: request.to,
         body: request.message,
         mediaUrls: request.mediaUrls,
+        segments: smsSegments(request.message),
+        status: request.queue ? 'queued' : 'sending',
       };
-      if (!request.queue) {
-        const message = await store.insertMessage(tx, tenant, {
-          phoneNumberId: number.id,
-          assistantId: number.assistantId,
-          provider,
-          body: request.message,
-          mediaUrls: request.mediaUrls,
-          direction: 'outbound',
-          fromPhoneNumber: request.from,
-          toPhoneNumber: request.to,
-          status: 'sending',
-          segments: smsSegments(request.message),
-          attempts: 1,
-        });
-        return { message, answer: undefined };
+      const answer = request.queue
+        ? this.#answer(200, row.id, 'Message queued for sending', row.provider, 'queued')
+        : undefined;
+      const written = await writeSend(
+        this.deps.db,
+        tenant,
+        sender.version,
+        row,
+        idempotency && { ...idempotency, answer: answer ?? null },
+      );
+      if (written === 'stale') {
+        this.deps.senders.forget(tenant.organizationId);
+        // Each attempt resolves at the current version: only changes racing each one land here.
+        if (attempt < MAX_STALE_ATTEMPTS) continue;
+        throw new Error('The sending number kept changing while the message was being sent');
       }
-      const message = await this.queueOutbound(tx, jobs, tenant, outbound);
-      const answer = this.#answer(200, message.id, 'Message queued for sending', provider, 'queued');
-      if (idempotency)
-        await store.recordIdempotentAnswer(tx, tenant, idempotency.key, {
-          messageId: message.id,
-          response: answer as never,
-        });
-      return { message, answer };
-    });
-    if (!first) return this.#repeat(tenant, idempotency!);
-    if (first.answer) return first.answer;
+      if (written === 'key-taken') return this.#repeat(tenant, idempotency!);
+      if (answer) {
+        this.deps.queue.wake('sms.send');
+        return answer;
+      }
+      return this.#sendNow(tenant, row, sender.credentials, idempotency);
+    }
+  }
 
-    // Sent now: the carrier answers before we do.
-    const sent = await this.#deliver(tenant, first.message, credentials);
+  /** Sent now: the carrier answers before we do; the answer is kept under the key as it was given. */
+  async #sendNow(
+    tenant: Tenant,
+    row: SendRow,
+    credentials: Record<string, string>,
+    idempotency?: { key: string; hash: string },
+  ): Promise<StoredAnswer> {
+    const message = {
+      id: row.id,
+      provider: row.provider,
+      fromPhoneNumber: row.from,
+      toPhoneNumber: row.to,
+      body: row.body,
+      mediaUrls: row.mediaUrls,
+    };
+    const sent = await this.#deliver(tenant, message, credentials);
     const answer =
       sent.status === 'sent'
-        ? this.#answer(200, first.message.id, 'Message sent', provider, 'sent')
+        ? this.#answer(200, row.id, 'Message sent', row.provider, 'sent')
         : { status: 500, body: { detail: `The carrier did not send the message: ${sent.error}` } };
     if (idempotency)
-      await store.recordIdempotentAnswer(db, tenant, idempotency.key, {
-        messageId: first.message.id,
+      await store.recordIdempotentAnswer(this.deps.db, tenant, idempotency.key, {
+        messageId: row.id,
         response: answer as never,
       });
     return answer;
@@ -306,7 +309,10 @@ export class SmsSending {
    */
   async #deliver(
     tenant: Tenant,
-    message: store.MessageRow,
+    message: Pick<
+      store.MessageRow,
+      'id' | 'provider' | 'fromPhoneNumber' | 'toPhoneNumber' | 'body' | 'mediaUrls'
+    >,
     credentials: Record<string, string>,
     options: { retry?: boolean } = {},
   ): Promise<{ status: 'sent' | 'failed' | 'retry'; error?: string }> {

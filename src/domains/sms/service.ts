@@ -4,7 +4,7 @@
  * (settlement.ts), delivery receipts and inbound messages (incoming.ts), and here what is left —
  * reading a message, cancelling a queued one, the queue's figures.
  */
-import type { Db, Executor } from '../../db/client.js';
+import type { Database, Db, Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { OutboundTargets } from '../../lib/outbound-target.js';
 import type { Carriers } from '../../providers/carriers/index.js';
@@ -16,6 +16,7 @@ import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { SmsIncoming } from './incoming.js';
+import { SenderCache } from './senders.js';
 import { type OutboundMessage, type SendSms, SmsSending, type StoredAnswer } from './sending.js';
 import { type MessageSettledListener, Settlement } from './settlement.js';
 import * as store from './store.js';
@@ -28,6 +29,7 @@ export class SmsService {
   readonly #settlement: Settlement;
   readonly #sending: SmsSending;
   readonly #incoming: SmsIncoming;
+  readonly #senders: SenderCache;
 
   constructor(
     private readonly deps: {
@@ -44,8 +46,14 @@ export class SmsService {
     },
   ) {
     this.#settlement = new Settlement(deps.queue);
-    this.#sending = new SmsSending({ ...deps, settlement: this.#settlement });
+    this.#senders = new SenderCache(deps);
+    this.#sending = new SmsSending({ ...deps, settlement: this.#settlement, senders: this.#senders });
     this.#incoming = new SmsIncoming(deps);
+  }
+
+  /** Hears changes to senders made by any process (see senders.ts). */
+  start(database: Database): Promise<void> {
+    return this.#senders.start(database);
   }
 
   /** Adds a listener for outbound messages being settled (see MessageSettledListener). */

@@ -193,37 +193,6 @@ export async function queueStats(ex: Executor, tenant: Tenant) {
   return { byStatus, byNumber };
 }
 
-/** Removes the organization's key if it is older than the 24 hours a key is kept. */
-export async function expireIdempotencyKey(ex: Executor, tenant: Tenant, key: string): Promise<void> {
-  await ex
-    .delete(smsIdempotencyKeys)
-    .where(
-      tenant.where(
-        smsIdempotencyKeys,
-        eq(smsIdempotencyKeys.key, key),
-        sql`${smsIdempotencyKeys.createdAt} < now() - interval '24 hours'`,
-      ),
-    );
-}
-
-/**
- * Claims the key for this request. Returns true when it is ours; false when another request holds
- * it. A concurrent insert of the same key waits on the primary key until the first transaction ends.
- */
-export async function claimIdempotencyKey(
-  ex: Executor,
-  tenant: Tenant,
-  key: string,
-  requestHash: string,
-): Promise<boolean> {
-  const rows = await ex
-    .insert(smsIdempotencyKeys)
-    .values({ organizationId: tenant.organizationId, key, requestHash })
-    .onConflictDoNothing()
-    .returning({ key: smsIdempotencyKeys.key });
-  return rows.length === 1;
-}
-
 export async function findIdempotencyKey(ex: Executor, tenant: Tenant, key: string) {
   const [row] = await ex
     .select()
