@@ -1,0 +1,239 @@
+/**
+ * Two processes on one database: the SMS queue's drain and a call campaign, each run by one and then
+ * by two server processes (`src/server.ts`, as `npm start` runs it) on the same PostgreSQL database,
+ * behind one public address (test/support/balancer.ts: the carrier's callbacks and the API requests
+ * go round-robin to the processes). The carrier_a simulator runs in a process of its own and answers
+ * every call at once. Each round gets a fresh database; the figure is the two-process rate over the
+ * one-process rate of the same run.
+ *
+ *   BENCH_DATABASE_URL=postgres://… npm run bench -- cluster [messages=3000] [contacts=2000]
+ *
+ * The embedded database is opened by one process at a time, so this benchmark needs a server.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../src/db/client.js';
+import { markEmailVerified } from '../src/domains/identity/store.js';
+import { type Balancer, startBalancer } from '../test/support/balancer.js';
+import { freePort, type ServerProcess, spawnServer, waitHealthy } from '../test/support/server-process.js';
+import { adminQuery } from '../test/support/template.js';
+import { startCarrierA } from './fixtures/carrier-a-process.js';
+import { table } from './support.js';
+
+const SECRET = 'benchmark-secret-key-0123456789abcdefghijklmnop';
+/** Ten numbers of 100 messages a second: a ceiling (1,000/s) above what one process drains. */
+const NUMBERS = 10;
+const RATE = 100;
+/** Attempts in flight per campaign and organization. */
+const IN_FLIGHT = 40;
+const ACCOUNT = { account_sid: `AC${'c'.repeat(32)}`, auth_token: 'cluster-bench-token' };
+
+interface Round {
+  processes: number;
+  smsPerSecond: number;
+  executionsPerSecond: number;
+  /** CPU seconds each server process used, and the simulator's. */
+  serverCpu: number[];
+  simCpu: number;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const adminUrl = process.env.BENCH_DATABASE_URL;
+  if (!adminUrl) {
+    console.error(
+      'npm run bench -- cluster needs BENCH_DATABASE_URL (a PostgreSQL server): the embedded database is opened by one process at a time.',
+    );
+    process.exit(2);
+  }
+  const messages = Number(args[0] ?? 3000);
+  const contacts = Number(args[1] ?? 2000);
+  const rounds: Round[] = [];
+  for (const processes of [1, 2]) rounds.push(await runRound(adminUrl, processes, messages, contacts));
+
+  console.log(
+    `\nCluster: ${messages} SMS over ${NUMBERS} numbers × ${RATE}/s, a campaign of ${contacts} contacts (${IN_FLIGHT} in flight), PostgreSQL server`,
+  );
+  table(
+    rounds.map((round) => ({
+      processes: round.processes,
+      'SMS queued → at the carrier, msg/s': round.smsPerSecond.toFixed(0),
+      'campaign executions/s': round.executionsPerSecond.toFixed(1),
+      'server CPU s (each)': round.serverCpu.map((s) => s.toFixed(1)).join(' + '),
+      'simulator CPU s': round.simCpu.toFixed(1),
+    })),
+  );
+  const [one, two] = rounds as [Round, Round];
+  console.log(
+    `cluster: two processes drain SMS ${(two.smsPerSecond / one.smsPerSecond).toFixed(2)}× and run the campaign ${(two.executionsPerSecond / one.executionsPerSecond).toFixed(2)}× one process`,
+  );
+}
+
+async function runRound(
+  adminUrl: string,
+  processes: number,
+  messages: number,
+  contacts: number,
+): Promise<Round> {
+  const name = `switchboard_cluster_${process.pid}_${processes}`;
+  await adminQuery(adminUrl, `drop database if exists "${name}" with (force)`);
+  await adminQuery(adminUrl, `create database "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-cluster-'));
+  const sim = await startCarrierA(1);
+  await sim.addAccount(ACCOUNT);
+  const ports = await Promise.all(Array.from({ length: processes }, () => freePort()));
+  const balancer = await startBalancer(ports.map((port) => `http://127.0.0.1:${port}`));
+  const servers: ServerProcess[] = [];
+  try {
+    // One after the other: the first applies the migrations.
+    for (const port of ports) {
+      const server = spawnServer({
+        DATA_DIR: dataDir,
+        DATABASE_URL: url.toString(),
+        PORT: String(port),
+        PUBLIC_URL: balancer.url,
+        SECRET_KEY: SECRET,
+        CARRIER_A_BASE_URL: sim.baseUrl,
+        CAMPAIGN_ORGANIZATION_CONCURRENCY: String(IN_FLIGHT),
+      });
+      servers.push(server);
+      await waitHealthy(server, 60_000);
+    }
+    const api = apiOf(balancer);
+    const token = await signUp(api, url.toString());
+    const from = await setUp(api, token);
+
+    // SMS: every message sent through the cluster, timed until the carrier has taken them all.
+    const smsStarted = performance.now();
+    let queued = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (queued < messages) {
+          const i = queued++;
+          await api('POST', '/sms/send', token, {
+            from_phone_number: from[i % NUMBERS],
+            to_phone_number: '+14155550199',
+            message: `cluster ${i}`,
+          });
+        }
+      }),
+    );
+    while ((await sim.state()).messages < messages) await sleep(50);
+    const smsSeconds = (performance.now() - smsStarted) / 1000;
+
+    // The campaign.
+    const campaign = (await api('POST', '/api/v1/campaigns', token, {
+      name: 'Cluster',
+      campaign_type: 'call',
+      assistant_id: from.assistantId,
+      concurrency_limit: IN_FLIGHT,
+    })) as { id: number };
+    for (let start = 0; start < contacts; start += 5000) {
+      await api('POST', `/api/v1/campaigns/${campaign.id}/contacts`, token, {
+        contacts: Array.from({ length: Math.min(5000, contacts - start) }, (_, k) => ({
+          phone_number: `+1415${String(3_000_000 + start + k).padStart(7, '0')}`,
+        })),
+      });
+    }
+    await sim.settle();
+    const campaignStarted = performance.now();
+    await api('POST', `/api/v1/campaigns/${campaign.id}/start`, token);
+    for (;;) {
+      const state = (await api('GET', `/api/v1/campaigns/${campaign.id}`, token)) as { status: string };
+      if (state.status === 'completed') break;
+      if (state.status !== 'running') throw new Error(`campaign ${state.status}`);
+      await sleep(100);
+    }
+    const campaignSeconds = (performance.now() - campaignStarted) / 1000;
+    const simState = await sim.state();
+    return {
+      processes,
+      smsPerSecond: messages / smsSeconds,
+      executionsPerSecond: contacts / campaignSeconds,
+      serverCpu: servers.map((server) => cpuSecondsOf(server.child.pid)),
+      simCpu: simState.cpuSeconds,
+    };
+  } finally {
+    for (const server of servers) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await balancer.close();
+    await sim.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    await adminQuery(adminUrl, `drop database if exists "${name}" with (force)`);
+  }
+}
+
+type Api = (method: string, url: string, token?: string, body?: unknown) => Promise<unknown>;
+
+/** JSON requests through the balancer; anything but a 2xx ends the benchmark with the answer. */
+function apiOf(balancer: Balancer): Api {
+  return async (method, url, token, body) => {
+    const response = await fetch(`${balancer.url}${url}`, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+
+/** Registers, verifies (straight in the database) and signs in: the bearer token. */
+async function signUp(api: Api, databaseUrl: string): Promise<string> {
+  const credentials = { email: 'cluster@example.test', password: 'benchmark password' };
+  const registered = (await api('POST', '/api/v1/auth/register', undefined, {
+    ...credentials,
+    first_name: 'C',
+    last_name: 'L',
+  })) as { user: { id: number } };
+  const database = await openDatabase({ kind: 'server', url: databaseUrl, poolSize: 1 });
+  try {
+    await markEmailVerified(database.db, registered.user.id);
+  } finally {
+    await database.close();
+  }
+  return ((await api('POST', '/api/v1/auth/login', undefined, credentials)) as { access_token: string })
+    .access_token;
+}
+
+/** The carrier account, an assistant, and the numbers it sends from (each at RATE a second). */
+async function setUp(api: Api, token: string): Promise<string[] & { assistantId: number }> {
+  await api('PUT', '/api/v1/organization', token, { carrier_a: ACCOUNT });
+  const assistant = (await api('POST', '/api/v1/assistants', token, { name: 'Cluster bench' })) as {
+    id: number;
+  };
+  const numbers = Object.assign([] as string[], { assistantId: assistant.id });
+  for (let i = 0; i < NUMBERS; i++) {
+    const phone = `+1415666${String(1000 + i).padStart(4, '0')}`;
+    await api('POST', '/api/v1/phone-numbers', token, {
+      phone_number: phone,
+      provider: 'carrier_a',
+      assistant_id: assistant.id,
+      sms_rate_per_second: RATE,
+    });
+    numbers.push(phone);
+  }
+  return numbers;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc (Linux). */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after "pid (comm) ".
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
