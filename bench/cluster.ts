@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/db/client.js';
+import { applyToWallet } from '../src/domains/billing/store.js';
 import { markEmailVerified } from '../src/domains/identity/store.js';
 import { type Balancer, startBalancer } from '../test/support/balancer.js';
 import { freePort, type ServerProcess, spawnServer, waitHealthy } from '../test/support/server-process.js';
@@ -186,17 +187,25 @@ function apiOf(balancer: Balancer): Api {
   };
 }
 
-/** Registers, verifies (straight in the database) and signs in: the bearer token. */
+/** Registers, verifies and credits (straight in the database) and signs in: the bearer token. */
 async function signUp(api: Api, databaseUrl: string): Promise<string> {
   const credentials = { email: 'cluster@example.test', password: 'benchmark password' };
   const registered = (await api('POST', '/api/v1/auth/register', undefined, {
     ...credentials,
     first_name: 'C',
     last_name: 'L',
-  })) as { user: { id: number } };
+  })) as { user: { id: number }; organization: { id: number } };
   const database = await openDatabase({ kind: 'server', url: databaseUrl, poolSize: 1 });
   try {
     await markEmailVerified(database.db, registered.user.id);
+    // Enough for every call of the campaign (a campaign does not start without credit).
+    await applyToWallet(database.db, {
+      organizationId: registered.organization.id,
+      amount: 100_000,
+      kind: 'adjustment',
+      description: 'bench credit',
+      reference: null,
+    });
   } finally {
     await database.close();
   }
