@@ -12,6 +12,14 @@ import { TEST_SECRET_KEY } from './harness.js';
 import { type ServerProcess, spawnServer, waitHealthy } from './server-process.js';
 import { adminQuery, databaseUrl, uniqueName } from './template.js';
 
+export interface ContactAttempts {
+  phone: string;
+  status: string;
+  executions: number;
+  open: number;
+  dials: number;
+}
+
 export class CrashRig {
   readonly dataDir: string;
   /** DATABASE_URL of the server pass (empty on PGlite: the server opens DATA_DIR). */
@@ -59,6 +67,33 @@ export class CrashRig {
     return openDatabase(
       url ? { kind: 'server', url, poolSize: 1 } : { kind: 'embedded', dataDir: this.dataDir },
     );
+  }
+
+  /**
+   * After the servers stopped (on PGlite): each contact of the campaign, in order, with its status,
+   * its execution rows (and how many are still open) and how often the carrier was dialled for it
+   * (`dialled`: the numbers of the carrier's calls) — what a kill test checks for lost or doubled work.
+   */
+  async contactAttempts(campaignId: number, dialled: string[]): Promise<ContactAttempts[]> {
+    const database = await this.openDatabase();
+    try {
+      const { rows } = await database.executeSql(
+        `select c.phone_number, c.status, count(e.id)::int as executions,
+                count(e.id) filter (where e.status in ('pending', 'in_progress'))::int as open
+           from campaign_contacts c left join campaign_executions e on e.contact_id = c.id
+          where c.campaign_id = $1 group by c.id order by c.id`,
+        [campaignId],
+      );
+      return rows.map((row) => ({
+        phone: String(row.phone_number),
+        status: String(row.status),
+        executions: Number(row.executions),
+        open: Number(row.open),
+        dials: dialled.filter((number) => number === row.phone_number).length,
+      }));
+    } finally {
+      await database.close();
+    }
   }
 
   /** For afterAll: kills what still runs, drops the database, removes the data directory. */
