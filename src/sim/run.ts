@@ -266,4 +266,3 @@ List the demo cloud account's functions (3 in us-east-1, 120 in eu-west-1):
     --data-urlencode 'secret_key=${cloudAccount.secretAccessKey}' --data-urlencode 'region=us-east-1'
 
 Stop with Ctrl-C.`);
-
