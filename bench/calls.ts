@@ -8,7 +8,8 @@
  * transcript word, a common one and an assistant name, p50/p95; beside each, the same search done
  * the naive way in the same run — `ILIKE '%q%'` over assistant names, numbers and transcript text
  * (unranked, the database alone, no HTTP) — and the ratio. The plan of the rare-word search is
- * checked for the GIN index.
+ * checked for the GIN index, the common word's for the newest-first walk; `--plans` prints the
+ * common word's and the assistant name's plans with EXPLAIN (ANALYZE, BUFFERS).
  *
  * Export: GET /api/v1/calls/export of every call as CSV over real HTTP: rows/s and the process's
  * peak RSS above where it started, then (a second pass) its live heap after full collections;
@@ -17,7 +18,7 @@
  * without HTTP (the embedded database's path, the server's before COPY) and, on a server, the bare
  * COPY statement drained without HTTP.
  *
- * `npm run bench -- calls [--calls N]`; BENCH_DATABASE_URL=postgres://… runs it on a server.
+ * `npm run bench -- calls [--calls N] [--plans]`; BENCH_DATABASE_URL=postgres://… runs it on a server.
  */
 import { request as httpRequest } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
@@ -152,14 +153,27 @@ export async function run(args: string[] = []): Promise<void> {
       });
     }
     table(rows);
-    const rare = searches[2]![1];
-    const compiled = new PgDialect().sqlToQuery(searchSql(tenant, readSearchQuery(rare), 50));
-    const plan = (await database.executeSql(`explain ${compiled.sql}`, compiled.params)).rows
-      .map((row) => String(Object.values(row)[0]))
-      .join('\n');
-    const usesGin = plan.includes('call_search_documents_document_idx');
-    console.log(`rare-word search plan uses the GIN index: ${usesGin ? 'yes' : 'NO'}`);
-    if (!usesGin) console.log(plan);
+    const planOf = async (q: string, analyze: boolean) => {
+      const compiled = new PgDialect().sqlToQuery(searchSql(tenant, readSearchQuery(q), 50));
+      const explain = analyze ? 'explain (analyze, buffers)' : 'explain';
+      return (await database.executeSql(`${explain} ${compiled.sql}`, compiled.params)).rows
+        .map((row) => String(Object.values(row)[0]))
+        .join('\n');
+    };
+    // A selective query takes its matches from the GIN index; a common one walks the organization's
+    // newest documents along the (organization_id, call_id) index.
+    for (const [label, q, index] of [
+      ['rare-word', searches[2]![1], 'call_search_documents_document_idx'],
+      ['common-word', searches[3]![1], 'call_search_documents_organization_idx'],
+    ] as const) {
+      const plan = await planOf(q, false);
+      const uses = plan.includes(index);
+      console.log(`${label} search plan uses ${index}: ${uses ? 'yes' : 'NO'}`);
+      if (!uses) console.log(plan);
+    }
+    if (args.includes('--plans'))
+      for (const [label, q] of [searches[3]!, searches[4]!])
+        console.log(`\nEXPLAIN (ANALYZE, BUFFERS), ${label} "${q}":\n${await planOf(q, true)}\n`);
 
     // --- export -----------------------------------------------------------------------------
     const cursorStarted = performance.now();

@@ -3,7 +3,7 @@
  * takes a `Tenant` (built only from the authenticated principal) and filters with `tenant.owns(table)`;
  * a row of another organization is then indistinguishable from a missing one.
  */
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 
 interface OrganizationOwned {
@@ -16,6 +16,16 @@ export class Tenant {
   /** The predicate that restricts `table` to this organization's rows. */
   owns(table: OrganizationOwned): SQL {
     return eq(table.organizationId, this.organizationId);
+  }
+
+  /**
+   * `owns(table)` for a walk along an index led by `organization_id`, in that index's order: the
+   * caller orders by `organization_id` then the index's next column. Written as `= any(array[…])`
+   * because the planner drops a column equal to a constant from ORDER BY, and would then walk any
+   * index on the next column alone (the primary key, say) through every organization's rows.
+   */
+  ownsAlongIndex(table: OrganizationOwned): SQL {
+    return sql`${table.organizationId} = any(array[${this.organizationId}]::integer[])`;
   }
 
   /** `owns(table)` combined with further conditions. */

@@ -1385,7 +1385,7 @@ export interface paths {
     };
     /**
      * Full-text search over assistant names, phone numbers (3+ digits, any part) and transcripts
-     * @description Words are stemmed (English) and may use web-search syntax: "a phrase", or, -word. A query of digits (with +, spaces, dashes or brackets) matches any part of a phone number. Best match first.
+     * @description Words are stemmed (English) and may use web-search syntax: "a phrase", or, -word. A query of digits (with +, spaces, dashes or brackets) matches any part of a phone number. Best match first among the newest 1,000 matching calls; equal matches newest first.
      *
      *     Accepts: API key, JWT, session cookie. API keys need `calls: read` (or `read_write`).
      */

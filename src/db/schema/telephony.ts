@@ -175,6 +175,9 @@ export const callSearchDocuments = pgTable(
   (t) => [
     index('call_search_documents_document_idx').using('gin', t.document),
     index('call_search_documents_assistant_idx').on(t.assistantId, t.callId),
+    // Call search walks an organization's documents newest first when a word is common
+    // (domains/calls/search.ts).
+    index('call_search_documents_organization_idx').on(t.organizationId, t.callId),
   ],
 );
 

@@ -87,7 +87,8 @@ export function callRecordRoutes(app: App, records: CallRecords): void {
         summary: 'Full-text search over assistant names, phone numbers (3+ digits, any part) and transcripts',
         description:
           'Words are stemmed (English) and may use web-search syntax: "a phrase", or, -word. A query of ' +
-          'digits (with +, spaces, dashes or brackets) matches any part of a phone number. Best match first.',
+          'digits (with +, spaces, dashes or brackets) matches any part of a phone number. Best match first ' +
+          'among the newest 1,000 matching calls; equal matches newest first.',
         querystring: Type.Object({
           q: Type.String({ minLength: 3, maxLength: 200 }),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),

@@ -1,0 +1,1 @@
+CREATE INDEX "call_search_documents_organization_idx" ON "call_search_documents" USING btree ("organization_id","call_id");
