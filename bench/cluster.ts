@@ -17,7 +17,13 @@ import { openDatabase } from '../src/db/client.js';
 import { applyToWallet } from '../src/domains/billing/store.js';
 import { markEmailVerified } from '../src/domains/identity/store.js';
 import { type Balancer, startBalancer } from '../test/support/balancer.js';
-import { freePort, type ServerProcess, spawnServer, waitHealthy } from '../test/support/server-process.js';
+import {
+  freePort,
+  type ServerProcess,
+  serverRequest,
+  spawnServer,
+  waitHealthy,
+} from '../test/support/server-process.js';
 import { adminQuery } from '../test/support/template.js';
 import { startCarrierA } from './fixtures/carrier-a-process.js';
 import { table } from './support.js';
@@ -173,17 +179,10 @@ type Api = (method: string, url: string, token?: string, body?: unknown) => Prom
 /** JSON requests through the balancer; anything but a 2xx ends the benchmark with the answer. */
 function apiOf(balancer: Balancer): Api {
   return async (method, url, token, body) => {
-    const response = await fetch(`${balancer.url}${url}`, {
-      method,
-      headers: {
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-    return text ? JSON.parse(text) : null;
+    const answer = await serverRequest({ baseUrl: balancer.url }, method, url, { token, body });
+    if (answer.status >= 300)
+      throw new Error(`${method} ${url}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body;
   };
 }
 

@@ -60,7 +60,7 @@ export async function waitHealthy(server: ServerProcess, timeoutMs: number): Pro
 
 /** A JSON request to a spawned server, with an optional bearer token: its status and parsed body. */
 export async function serverRequest(
-  server: ServerProcess,
+  server: Pick<ServerProcess, 'baseUrl'>,
   method: string,
   url: string,
   options: { token?: string; body?: unknown } = {},
