@@ -11,6 +11,7 @@ import { IdentityChanges } from '../src/domains/identity/principal-cache.js';
 import { insertMembership, setRole } from '../src/domains/identity/store.js';
 import { Factories, type TestApiKey, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { awayFromMinuteEdge } from './support/rate-windows.js';
 
 const KEYS = '/api/v1/users/me/api-keys';
 const ORGANIZATION = '/api/v1/organization';
@@ -49,12 +50,6 @@ async function keyMeta(user: TestUser, id: number) {
   const row = (response.json() as Array<Record<string, unknown>>).find((k) => k.id === id);
   expect(row, `key ${id} not listed`).toBeDefined();
   return row as { usage_count: number; last_used_at: string | null; is_active: boolean };
-}
-
-/** Rate windows are fixed calendar minutes: start a rate test well inside one. */
-async function awayFromMinuteEdge(needMs = 8_000): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 250));
 }
 
 function statuses(responses: LightMyRequestResponse[]): number[] {

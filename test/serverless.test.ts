@@ -16,6 +16,7 @@ import { freePort } from '../src/lib/net.js';
 import { LambdaSimulator, type SimulatedFunction } from '../src/sim/lambda.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { mailSettled, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { awayFromMinuteEdge } from './support/rate-windows.js';
 
 const URL_PATH = '/api/serverless/list-functions';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -519,6 +520,7 @@ describe('rate limit', () => {
     const user = await f.user();
     const member = await f.member(user.organizationId);
     const other = await f.user();
+    await awayFromMinuteEdge();
     for (let i = 0; i < 10; i++) {
       // Both members of the organization count against the same limit.
       const response = await listFunctions((i % 2 ? member : user).headers, credentialsOf(GOOD), 'query');
