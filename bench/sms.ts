@@ -1,6 +1,6 @@
 /**
  * SMS: how fast `POST /sms/send` queues messages (message, job and idempotent answer in one
- * statement) beside an authenticated one-row read in the same run, and how fast the queue drains to
+ * statement, shared by the sends arriving together) beside an authenticated one-row read in the same run, and how fast the queue drains to
  * the carrier_a simulator beside the ceiling the numbers' rates allow. On a server it also counts
  * the statements each costs (every query the driver sends, BEGIN and COMMIT included).
  *
@@ -63,9 +63,14 @@ export async function run(args: string[]): Promise<void> {
   // Each `query` of a node-postgres client is one round trip (the embedded database is not counted).
   // The workers drain while the sends run: the send phase's count includes their statements.
   let statements = 0;
+  // The statements that write queued messages: how many sends each one carries (group commit).
+  let messageWrites = 0;
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     statements += 1;
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = typeof first === 'string' ? first : (first?.text ?? '');
+    if (text.includes('insert into messages (')) messageWrites += 1;
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   const server = Boolean(process.env.BENCH_DATABASE_URL);
@@ -91,6 +96,7 @@ export async function run(args: string[]): Promise<void> {
     }),
   );
   const sendStatements = statements - beforeSends;
+  const sendWrites = messageWrites;
   while (sim.messages.length < total) await new Promise((resolve) => setTimeout(resolve, 50));
   const drainStatements = statements - beforeSends;
   const drainSeconds = (performance.now() - started) / 1000;
@@ -101,7 +107,7 @@ export async function run(args: string[]): Promise<void> {
   table([
     { operation: 'GET one phone number (authenticated read, baseline)', 'req/s': Math.round(read), ratio: 1 },
     {
-      operation: 'POST /sms/send, queued (message, job and answer: one statement)',
+      operation: 'POST /sms/send, queued (grouped: one statement for the sends arriving together)',
       'req/s': Math.round(queued),
       ratio: Number((queued / read).toFixed(2)),
     },
@@ -115,7 +121,7 @@ export async function run(args: string[]): Promise<void> {
     `sms: queued ${Math.round(queued)} req/s (ratio ${(queued / read).toFixed(2)} to a one-row read); ` +
       `drained ${total} in ${drainSeconds.toFixed(1)} s = ${Math.round(drained)}/s, ${((drained / ceiling) * 100).toFixed(0)} % of the rate ceiling; ` +
       `first to last at the carrier ${((times.at(-1)! - times[0]!) / 1000).toFixed(1)} s; ` +
-      `statements: ${perSend(readStatements)} per read, ${perSend(sendStatements)} per message during the send phase (workers included), ${perSend(drainStatements)} per message in all (send, drain, receipts)`,
+      `statements: ${perSend(readStatements)} per read, ${perSend(sendStatements)} per message during the send phase (workers included), ${server ? (total / sendWrites).toFixed(1) : '—'} sends per writing statement, ${perSend(drainStatements)} per message in all (send, drain, receipts)`,
   );
   await bench.close();
   await sim.stop();

@@ -103,3 +103,90 @@ export async function writeSend(
   if (!outcome.fresh) return 'stale';
   return Number(outcome.written) === 1 ? 'written' : 'key-taken';
 }
+
+/** One queued send of a group, with the sender version it was resolved at and its idempotency key. */
+export interface GroupedSend {
+  version: number;
+  row: SendRow & { status: 'queued' };
+  idempotency?: { key: string; hash: string; answer: object };
+}
+
+/**
+ * Writes several queued sends of one organization in one statement: their messages, jobs and
+ * idempotent answers, each row under its own conditions exactly as `writeSend` would (its sender
+ * version current, its key new or expired), and one outcome per send in the order given. A send
+ * whose condition fails writes nothing and does not stop the others. Two sends of one group must
+ * not name the same key (the caller keeps them apart: one insert cannot claim a key twice); a
+ * statement that fails (a row breaking a constraint) writes none of them, and the caller writes
+ * them one by one to learn whose it was.
+ */
+export async function writeSends(ex: Executor, tenant: Tenant, sends: GroupedSend[]): Promise<SendWritten[]> {
+  const org = tenant.organizationId;
+  const input = sends.map((send, ord) => ({
+    ord,
+    version: send.version,
+    id: send.row.id,
+    phone_number_id: send.row.phoneNumberId,
+    assistant_id: send.row.assistantId,
+    provider: send.row.provider,
+    from_phone: send.row.from,
+    to_phone: send.row.to,
+    body: send.row.body,
+    media_urls: send.row.mediaUrls,
+    segments: send.row.segments,
+    key: send.idempotency?.key ?? null,
+    request_hash: send.idempotency?.hash ?? null,
+    response: send.idempotency?.answer ?? null,
+  }));
+  const result = (await ex.execute(sql`
+    with input as (
+      select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as i(
+        ord int, version bigint, id uuid, phone_number_id int, assistant_id int, provider text,
+        from_phone text, to_phone text, body text, media_urls jsonb, segments int, key text,
+        request_hash text, response jsonb
+      )
+    ),
+    fresh as (
+      select input.* from input
+      where input.version = (
+        select coalesce(max(version), 0) from sms_sending_versions where organization_id = ${org}::int
+      )
+    ),
+    claimed as (
+      insert into sms_idempotency_keys as k (organization_id, key, request_hash, message_id, response)
+      select ${org}::int, fresh.key, fresh.request_hash, fresh.id, fresh.response
+      from fresh where fresh.key is not null
+      on conflict (organization_id, key) do update set
+        request_hash = excluded.request_hash, message_id = excluded.message_id,
+        response = excluded.response, created_at = now()
+      where k.created_at < now() - interval '24 hours'
+      returning k.message_id
+    ),
+    message as (
+      insert into messages (
+        id, organization_id, phone_number_id, assistant_id, provider, direction, from_phone_number,
+        to_phone_number, body, media_urls, status, segments, attempts
+      )
+      select fresh.id, ${org}::int, fresh.phone_number_id, fresh.assistant_id, fresh.provider, 'outbound',
+        fresh.from_phone, fresh.to_phone, fresh.body, fresh.media_urls, 'queued', fresh.segments, 0
+      from fresh
+      where fresh.key is null or fresh.id in (select message_id from claimed)
+      order by fresh.ord
+      returning id
+    ),
+    job as (${insertJobRows(
+      'sms.send',
+      sql`message`,
+      sql`jsonb_build_object('message_id', message.id, 'organization_id', ${org}::int)`,
+    )} returning 1)
+    select input.ord,
+      exists (select 1 from fresh where fresh.ord = input.ord) as fresh,
+      exists (select 1 from message where message.id = input.id) as written
+    from input order by input.ord`)) as unknown as {
+    rows: Array<{ ord: number; fresh: boolean; written: boolean }>;
+  };
+  return result.rows.map((outcome) => {
+    if (!outcome.fresh) return 'stale';
+    return outcome.written ? 'written' : 'key-taken';
+  });
+}

@@ -23,6 +23,7 @@ import type { Principal } from '../identity/principal.js';
 import { findPhoneNumber } from '../phone-numbers/reads.js';
 import { defaultSmsRate, takeSmsSendTurn } from '../phone-numbers/service.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
+import { SendGroups } from './send-groups.js';
 import { type SendRow, writeSend } from './send-store.js';
 import type { SenderCache } from './senders.js';
 import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from './settlement.js';
@@ -80,6 +81,8 @@ export interface OutboundMessage {
 }
 
 export class SmsSending {
+  readonly #groups: SendGroups;
+
   constructor(
     private readonly deps: {
       db: Db;
@@ -94,7 +97,9 @@ export class SmsSending {
       settlement: Settlement;
       senders: SenderCache;
     },
-  ) {}
+  ) {
+    this.#groups = new SendGroups(deps.db);
+  }
 
   /**
    * Queues an outbound message in the caller's transaction: the row and its `sms.send` job commit
@@ -215,13 +220,21 @@ export class SmsSending {
       const answer = request.queue
         ? this.#answer(200, row.id, 'Message queued for sending', row.provider, 'queued')
         : undefined;
-      const written = await writeSend(
-        this.deps.db,
-        tenant,
-        sender.version,
-        row,
-        idempotency && { ...idempotency, answer: answer ?? null },
-      );
+      // Queued sends are written together with those arriving meanwhile (send-groups.ts); an
+      // immediate one alone, as it then waits for its carrier anyway.
+      const written = answer
+        ? await this.#groups.write(tenant, {
+            version: sender.version,
+            row: { ...row, status: 'queued' },
+            idempotency: idempotency && { ...idempotency, answer },
+          })
+        : await writeSend(
+            this.deps.db,
+            tenant,
+            sender.version,
+            row,
+            idempotency && { ...idempotency, answer: null },
+          );
       if (written === 'stale') {
         this.deps.senders.forget(tenant.organizationId);
         // Each attempt resolves at the current version: only changes racing each one land here.
