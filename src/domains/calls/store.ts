@@ -12,6 +12,7 @@ import {
   calls,
   callTranscriptSegments,
   FINAL_CALL_STATUSES,
+  smsSendingVersions,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
@@ -282,6 +283,33 @@ export const unscoped = {
       .select()
       .from(calls)
       .where(and(eq(calls.provider, provider), eq(calls.callSid, callSid)))
+      .limit(1);
+    return row;
+  },
+
+  /**
+   * A call found by our id or by the carrier's, with its organization's configuration version
+   * (runtime/versioned-cache.ts) read in the same statement: a carrier callback verifies its
+   * signature with credentials kept in memory at that version, at no statement of its own.
+   */
+  async callWithConfigVersion(
+    ex: Executor,
+    by: { id: number } | { provider: string; callSid: string },
+  ): Promise<{ call: CallRow; configVersion: number } | undefined> {
+    const [row] = await ex
+      .select({
+        call: calls,
+        // Spelled out: in a one-table select Drizzle leaves columns unqualified, and an unqualified
+        // organization_id would be the subquery's own.
+        configVersion: sql<number>`coalesce((select v.version from ${smsSendingVersions} v
+          where v.organization_id = "calls"."organization_id"), 0)`.mapWith(Number),
+      })
+      .from(calls)
+      .where(
+        'id' in by
+          ? eq(calls.id, by.id)
+          : and(eq(calls.provider, by.provider), eq(calls.callSid, by.callSid)),
+      )
       .limit(1);
     return row;
   },
