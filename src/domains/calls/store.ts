@@ -57,6 +57,29 @@ export async function insertCallOnce(
   return row;
 }
 
+/**
+ * The call locked for a status change, with its assistant's `webhook_url` (null when it has none):
+ * what a status callback reads before it writes, in one statement.
+ */
+export async function lockCallForStatus(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<{ call: CallRow; webhookUrl: string | null } | undefined> {
+  const [row] = await ex
+    .select({
+      call: calls,
+      // Spelled out: in a one-table select Drizzle leaves columns unqualified.
+      webhookUrl: sql<string | null>`(select a.config ->> 'webhook_url' from ${assistants} a
+        where a.id = "calls"."assistant_id" and a.organization_id = "calls"."organization_id")`,
+    })
+    .from(calls)
+    .where(tenant.where(calls, eq(calls.id, id)))
+    .limit(1)
+    .for('update', { of: calls });
+  return row;
+}
+
 export async function findCall(
   ex: Executor,
   tenant: Tenant,
@@ -177,6 +200,26 @@ export async function setCallSid(ex: Executor, tenant: Tenant, id: number, callS
     .update(calls)
     .set(withUpdatedAt({ callSid }))
     .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
+}
+
+/**
+ * A dialled call: the carrier's id kept (unless a webhook that arrived first did) and the
+ * `call.placed` event recorded, in one statement.
+ */
+export async function recordPlaced(ex: Executor, tenant: Tenant, id: number, callSid: string): Promise<void> {
+  const kept = ex
+    .update(calls)
+    .set(withUpdatedAt({ callSid }))
+    .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
+  const event = ex
+    .insert(callEvents)
+    .values({
+      organizationId: tenant.organizationId,
+      callId: id,
+      type: 'call.placed',
+      data: { call_sid: callSid },
+    });
+  await ex.execute(sql`with kept as (${kept.getSQL()}) ${event.getSQL()}`);
 }
 
 /** Links the call to its graph session unless it is linked already; the session it is linked to. */
