@@ -211,14 +211,12 @@ export async function recordPlaced(ex: Executor, tenant: Tenant, id: number, cal
     .update(calls)
     .set(withUpdatedAt({ callSid }))
     .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
-  const event = ex
-    .insert(callEvents)
-    .values({
-      organizationId: tenant.organizationId,
-      callId: id,
-      type: 'call.placed',
-      data: { call_sid: callSid },
-    });
+  const event = ex.insert(callEvents).values({
+    organizationId: tenant.organizationId,
+    callId: id,
+    type: 'call.placed',
+    data: { call_sid: callSid },
+  });
   await ex.execute(sql`with kept as (${kept.getSQL()}) ${event.getSQL()}`);
 }
 
