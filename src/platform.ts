@@ -239,6 +239,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     calls,
     sms,
   });
+  await carrierWebhooks.start(database);
   const { service: knowledge, processor: documentProcessor, recovery: knowledgeRecovery } = knowledgeParts;
   const webCalls = new WebCallService({
     db: database.db,

@@ -155,10 +155,7 @@ export class CallService {
         stream: await this.mediaStream(tenant, call.id),
         detectMachine: options.detectMachine ?? (await detectsVoicemail(this.deps.db, tenant, call)),
       });
-      await store.setCallSid(this.deps.db, tenant, call.id, placed.callSid);
-      await store.insertCallEvent(this.deps.db, tenant, call.id, 'call.placed', {
-        call_sid: placed.callSid,
-      });
+      await store.recordPlaced(this.deps.db, tenant, call.id, placed.callSid);
       return { callSid: placed.callSid };
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
@@ -235,7 +232,8 @@ export class CallService {
 
   /**
    * Tells the assistant's `webhook_url`, if it has one, what happened to a call. The event of a final
-   * status carries the whole transcript, read in the transaction that ends the call.
+   * status carries the whole transcript, read in the transaction that ends the call. `webhookUrl`:
+   * the assistant's, when the caller read it already (null: it has none).
    */
   async #emit(
     tx: Executor,
@@ -243,16 +241,20 @@ export class CallService {
     tenant: Tenant,
     call: store.CallRow,
     type: string,
+    webhookUrl?: string | null,
   ): Promise<void> {
     if (!call.assistantId) return;
-    const urls = await assistantEventUrls(tx, tenant, call.assistantId);
-    if (!urls?.webhookUrl) return;
+    const url =
+      webhookUrl !== undefined
+        ? webhookUrl
+        : (await assistantEventUrls(tx, tenant, call.assistantId))?.webhookUrl;
+    if (!url) return;
     const final = FINAL_CALL_STATUSES.includes(call.status);
     const transcript = final
       ? { transcript: (await transcriptOf(tx, tenant, call.id)).map(transcriptEventSegment) }
       : {};
     await this.deps.webhooks.emit({ tx, jobs }, tenant, {
-      url: urls.webhookUrl,
+      url,
       type: type.replace(/-/g, '_'),
       data: {
         ...callEventData(call),
@@ -367,8 +369,9 @@ export class CallService {
   ): Promise<store.CallRow | undefined> {
     const tenant = new Tenant(organizationId);
     const work = async (tx: Executor, jobs: JobEnqueuer) => {
-      const call = await store.findCall(tx, tenant, callId, { forUpdate: true });
-      if (!call || FINAL_CALL_STATUSES.includes(call.status)) return undefined;
+      const locked = await store.lockCallForStatus(tx, tenant, callId);
+      if (!locked || FINAL_CALL_STATUSES.includes(locked.call.status)) return undefined;
+      const { call, webhookUrl } = locked;
       if (
         STAGE[event.status] < STAGE[call.status] ||
         (event.status === call.status && event.durationSeconds === undefined)
@@ -402,7 +405,7 @@ export class CallService {
         ...(event.sip ? { sip_status: event.sip.status, sip_reason: event.sip.reason } : {}),
         ...(final && event.error ? { error: event.error } : {}),
       });
-      if (updated) await this.#emit(tx, jobs, tenant, updated, `call.${event.status}`);
+      if (updated) await this.#emit(tx, jobs, tenant, updated, `call.${event.status}`, webhookUrl);
       if (cost && cost > 0) {
         await this.deps.billing.apply(
           {

@@ -12,6 +12,7 @@ import {
   calls,
   callTranscriptSegments,
   FINAL_CALL_STATUSES,
+  smsSendingVersions,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
@@ -53,6 +54,29 @@ export async function insertCallOnce(
     .onConflictDoNothing({ target: [calls.provider, calls.callSid] })
     .returning();
   if (row) await insertSearchDocument(ex, tenant, row);
+  return row;
+}
+
+/**
+ * The call locked for a status change, with its assistant's `webhook_url` (null when it has none):
+ * what a status callback reads before it writes, in one statement.
+ */
+export async function lockCallForStatus(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+): Promise<{ call: CallRow; webhookUrl: string | null } | undefined> {
+  const [row] = await ex
+    .select({
+      call: calls,
+      // Spelled out: in a one-table select Drizzle leaves columns unqualified.
+      webhookUrl: sql<string | null>`(select a.config ->> 'webhook_url' from ${assistants} a
+        where a.id = "calls"."assistant_id" and a.organization_id = "calls"."organization_id")`,
+    })
+    .from(calls)
+    .where(tenant.where(calls, eq(calls.id, id)))
+    .limit(1)
+    .for('update', { of: calls });
   return row;
 }
 
@@ -178,6 +202,24 @@ export async function setCallSid(ex: Executor, tenant: Tenant, id: number, callS
     .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
 }
 
+/**
+ * A dialled call: the carrier's id kept (unless a webhook that arrived first did) and the
+ * `call.placed` event recorded, in one statement.
+ */
+export async function recordPlaced(ex: Executor, tenant: Tenant, id: number, callSid: string): Promise<void> {
+  const kept = ex
+    .update(calls)
+    .set(withUpdatedAt({ callSid }))
+    .where(tenant.where(calls, eq(calls.id, id), sql`${calls.callSid} is null`));
+  const event = ex.insert(callEvents).values({
+    organizationId: tenant.organizationId,
+    callId: id,
+    type: 'call.placed',
+    data: { call_sid: callSid },
+  });
+  await ex.execute(sql`with kept as (${kept.getSQL()}) ${event.getSQL()}`);
+}
+
 /** Links the call to its graph session unless it is linked already; the session it is linked to. */
 export async function linkGraphSession(
   ex: Executor,
@@ -282,6 +324,33 @@ export const unscoped = {
       .select()
       .from(calls)
       .where(and(eq(calls.provider, provider), eq(calls.callSid, callSid)))
+      .limit(1);
+    return row;
+  },
+
+  /**
+   * A call found by our id or by the carrier's, with its organization's configuration version
+   * (runtime/versioned-cache.ts) read in the same statement: a carrier callback verifies its
+   * signature with credentials kept in memory at that version, at no statement of its own.
+   */
+  async callWithConfigVersion(
+    ex: Executor,
+    by: { id: number } | { provider: string; callSid: string },
+  ): Promise<{ call: CallRow; configVersion: number } | undefined> {
+    const [row] = await ex
+      .select({
+        call: calls,
+        // Spelled out: in a one-table select Drizzle leaves columns unqualified, and an unqualified
+        // organization_id would be the subquery's own.
+        configVersion: sql<number>`coalesce((select v.version from ${smsSendingVersions} v
+          where v.organization_id = "calls"."organization_id"), 0)`.mapWith(Number),
+      })
+      .from(calls)
+      .where(
+        'id' in by
+          ? eq(calls.id, by.id)
+          : and(eq(calls.provider, by.provider), eq(calls.callSid, by.callSid)),
+      )
       .limit(1);
     return row;
   },

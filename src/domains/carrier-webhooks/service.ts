@@ -11,7 +11,7 @@
  * status changes, and the answering-machine detection's verdicts), `sms` (inbound messages),
  * `sms-status` (delivery receipts).
  */
-import type { Db } from '../../db/client.js';
+import type { Database, Db } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import type {
@@ -32,6 +32,7 @@ import * as callReads from '../calls/reads.js';
 import type { CallService } from '../calls/service.js';
 import { forbidden, notFound } from '../errors.js';
 import { findNumberOnPlatform } from '../phone-numbers/reads.js';
+import { TelephonyCredentialCache } from '../runtime/credential-cache.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import * as messageReads from '../sms/reads.js';
 import type { SmsService } from '../sms/service.js';
@@ -54,6 +55,8 @@ const UNVERIFIED = 'Invalid webhook signature';
 interface Subject {
   organizationId: number;
   assistantId: number | null;
+  /** The organization's configuration version, when read with the record (see credential-cache.ts). */
+  configVersion?: number;
   call?: callReads.CallRow;
   message?: Pick<messageReads.MessageRow, 'id' | 'providerMessageId'>;
   number?: { id: number; assistantId: number | null; provider: string; phoneNumber: string };
@@ -80,6 +83,9 @@ export class CarrierWebhookService {
     this.#machineListeners.push(listener);
   }
 
+  /** The credentials callbacks are verified with, from memory while the configuration is unchanged. */
+  readonly #credentials: TelephonyCredentialCache;
+
   constructor(
     private readonly deps: {
       db: Db;
@@ -88,7 +94,14 @@ export class CarrierWebhookService {
       calls: CallService;
       sms: SmsService;
     },
-  ) {}
+  ) {
+    this.#credentials = new TelephonyCredentialCache(deps);
+  }
+
+  /** Hears configuration changes made by any process, to drop stale credentials at once. */
+  start(database: Database): Promise<void> {
+    return this.#credentials.start(database);
+  }
 
   async handle(
     carrier: CarrierId,
@@ -154,10 +167,11 @@ export class CarrierWebhookService {
     if (!adapter.answerCall) throw notFound(`${adapter.id} does not ask for call instructions`);
     const ringing = call.status === 'ringing' && call.direction === 'inbound' && call.callSid !== null;
     if (!ringing || !events.some((event) => event.kind === 'inbound_call')) return NO_CONTENT;
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider: adapter.id,
-      assistantId: subject.assistantId,
-    });
+    const { credentials } = await this.#credentials.credentials(
+      tenant,
+      { provider: adapter.id, assistantId: subject.assistantId },
+      subject.configVersion,
+    );
     if (!credentials) throw forbidden(UNVERIFIED);
     // The stream follows the answer within moments: whoever serves it may get ready now.
     // The answer command asks for μ-law both ways (carrier_b's PCMU stream).
@@ -175,15 +189,19 @@ export class CarrierWebhookService {
   ): Promise<Subject | undefined> {
     const { db } = this.deps;
     if (kind === 'voice' || kind === 'status') {
-      const call =
+      const found =
         query.call_id !== undefined
-          ? await callReads.unscoped.callById(db, query.call_id)
+          ? await callReads.unscoped.callWithConfigVersion(db, { id: query.call_id })
           : owner.callSid
-            ? await callReads.unscoped.callBySid(db, adapter.id, owner.callSid)
+            ? await callReads.unscoped.callWithConfigVersion(db, {
+                provider: adapter.id,
+                callSid: owner.callSid,
+              })
             : undefined;
-      if (call) {
+      if (found) {
+        const { call, configVersion } = found;
         return call.provider === adapter.id
-          ? { organizationId: call.organizationId, assistantId: call.assistantId, call }
+          ? { organizationId: call.organizationId, assistantId: call.assistantId, configVersion, call }
           : undefined;
       }
       // An inbound call: our number is the one dialled.
@@ -209,12 +227,10 @@ export class CarrierWebhookService {
 
   /** Whether the webhook is signed for the organization (or assistant) that owns its subject. */
   async #verified(adapter: CarrierAdapter, subject: Subject, webhook: IncomingWebhook): Promise<boolean> {
-    const { credentials } = await this.deps.resolver.telephonyCredentials(
+    const { credentials } = await this.#credentials.credentials(
       new Tenant(subject.organizationId),
-      {
-        provider: adapter.id,
-        assistantId: subject.assistantId,
-      },
+      { provider: adapter.id, assistantId: subject.assistantId },
+      subject.configVersion,
     );
     return credentials !== null && adapter.verifyWebhook(credentials, webhook);
   }

@@ -102,6 +102,12 @@ export interface SenderOptions {
   assistantId?: number;
 }
 
+/** A provider's carrier credentials and whose they are; null credentials when there are none. */
+export interface TelephonyCredentials {
+  credentials: Credential | null;
+  source: TelephonyChoice['source'];
+}
+
 export interface Sender {
   number: PhoneNumberRow;
   /** The carrier credentials for the number's provider; null when there are none. */
@@ -342,7 +348,7 @@ export async function resolveTelephonyCredentials(
   secrets: SecretBox,
   tenant: Tenant,
   options: { provider: string; assistantId?: number | null },
-): Promise<{ credentials: Credential | null; source: TelephonyChoice['source'] }> {
+): Promise<TelephonyCredentials> {
   const [organization, credentialRows, assistant] = await Promise.all([
     findOwnOrganization(ex, tenant),
     listCredentials(ex, tenant),

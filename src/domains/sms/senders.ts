@@ -3,13 +3,11 @@
  * SMS compliance lets it send — resolved once and kept in memory per organization and number, so
  * that a send costs one statement.
  *
- * Correctness does not rest on hearing about changes: an entry carries the organization's sending
- * version (`sms_sending_versions`, bumped by triggers on every table these answers come from,
- * whoever writes it: another process, the CLI), read before the answers themselves; the send
+ * Correctness does not rest on hearing about changes: an entry carries the organization's
+ * configuration version (runtime/versioned-cache.ts), read before the answers themselves; the send
  * statement writes nothing unless that version is still current, and a stale entry is resolved
- * again. The triggers also NOTIFY `SENDING_CHANGED_CHANNEL`, so every process drops the
- * organization's entries as soon as it hears and does not pay for a stale attempt. Refusals (no
- * such number, compliance, no credentials) are not kept: they are rare, and must lift at once.
+ * again. Entries are also dropped as soon as the triggers' NOTIFY is heard. Refusals (no such
+ * number, compliance, no credentials) are not kept: they are rare, and must lift at once.
  */
 import type { Database, Db } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -17,11 +15,12 @@ import { isCarrierId } from '../../providers/carriers/index.js';
 import type { CarrierId } from '../../providers/carriers/types.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
+import { CONFIG_CHANGED_CHANNEL, VersionedCache } from '../runtime/versioned-cache.js';
 import { canSendOutbound } from '../sms-compliance/service.js';
 import { sendingVersion } from './send-store.js';
 
 /** The channel the triggers of migration 0019 notify, with the organization's id as payload. */
-export const SENDING_CHANGED_CHANNEL = 'switchboard_sms_sending_changed';
+export const SENDING_CHANGED_CHANNEL = CONFIG_CHANGED_CHANNEL;
 
 /** A number that may send, with what a send needs of it. */
 export interface ReadySender {
@@ -33,31 +32,20 @@ export interface ReadySender {
   credentials: Record<string, string>;
 }
 
-/** Entries live this long at most (they hold opened credentials); the version check does the rest. */
-const ENTRY_TTL_MS = 10 * 60_000;
-const MAX_ENTRIES = 20_000;
-
 export class SenderCache {
-  /** organization id → sending number (E.164) → entry */
-  readonly #entries = new Map<number, Map<string, { sender: ReadySender; expiresAt: number }>>();
-  #size = 0;
+  /** Entries live 10 minutes at most (they hold opened credentials); the version check does the rest. */
+  readonly #entries = new VersionedCache<ReadySender>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });
 
   constructor(private readonly deps: { db: Db; resolver: ConfigResolver }) {}
 
-  /** Listens for changes announced by the triggers (a real LISTEN on a server, PGlite's own otherwise). */
-  async start(database: Database): Promise<void> {
-    await database.listen(SENDING_CHANGED_CHANNEL, (payload) => {
-      const organizationId = Number(payload);
-      if (Number.isInteger(organizationId)) this.forget(organizationId);
-    });
+  /** Listens for changes announced by the triggers. */
+  start(database: Database): Promise<void> {
+    return this.#entries.start(database);
   }
 
   /** Drops the organization's entries. */
   forget(organizationId: number): void {
-    const numbers = this.#entries.get(organizationId);
-    if (!numbers) return;
-    this.#size -= numbers.size;
-    this.#entries.delete(organizationId);
+    this.#entries.forget(organizationId);
   }
 
   /**
@@ -66,17 +54,10 @@ export class SenderCache {
    * compliance).
    */
   async sender(tenant: Tenant, from: string): Promise<ReadySender> {
-    const entry = this.#entries.get(tenant.organizationId)?.get(from);
-    if (entry && entry.expiresAt > Date.now()) return entry.sender;
+    const entry = this.#entries.get(tenant.organizationId, from);
+    if (entry) return entry.value;
     const sender = await this.#resolve(tenant, from);
-    if (this.#size >= MAX_ENTRIES) {
-      this.#entries.clear();
-      this.#size = 0;
-    }
-    const numbers = this.#entries.get(tenant.organizationId) ?? new Map();
-    if (!numbers.has(from)) this.#size += 1;
-    numbers.set(from, { sender, expiresAt: Date.now() + ENTRY_TTL_MS });
-    this.#entries.set(tenant.organizationId, numbers);
+    this.#entries.set(tenant.organizationId, from, { value: sender, version: sender.version });
     return sender;
   }
 

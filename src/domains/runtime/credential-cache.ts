@@ -1,0 +1,57 @@
+/**
+ * The carrier credentials a callback verifies its signature with, kept in memory per organization,
+ * provider and assistant at the organization's configuration version (versioned-cache.ts): a
+ * callback that brings the current version (read with the call it concerns, in one statement) costs
+ * no statement and no decryption; one whose version moved resolves them again, so a credential
+ * rotated by any process is used — and the old one refused — by the very next callback everywhere.
+ * Absent credentials are kept too: adding some bumps the version like any other change.
+ */
+import type { Database, Db, Executor } from '../../db/client.js';
+import { smsSendingVersions } from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
+import { isCarrierId } from '../../providers/carriers/index.js';
+import type { ConfigResolver, TelephonyCredentials } from './resolve-config.js';
+import { VersionedCache } from './versioned-cache.js';
+
+/** The organization's configuration version now (0 before its first change). */
+export async function configVersion(ex: Executor, tenant: Tenant): Promise<number> {
+  const [row] = await ex
+    .select({ version: smsSendingVersions.version })
+    .from(smsSendingVersions)
+    .where(tenant.owns(smsSendingVersions));
+  return Number(row?.version ?? 0);
+}
+
+export class TelephonyCredentialCache {
+  readonly #entries = new VersionedCache<TelephonyCredentials>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });
+
+  constructor(private readonly deps: { db: Db; resolver: ConfigResolver }) {}
+
+  /** Listens for changes announced by the triggers (drops stale entries early; not needed for correctness). */
+  start(database: Database): Promise<void> {
+    return this.#entries.start(database);
+  }
+
+  /**
+   * The credentials for `provider` (the assistant's own carrier config first, then the
+   * organization's). `version`: the organization's configuration version read before this call —
+   * with the record the callback concerns; when not given it is read now.
+   */
+  async credentials(
+    tenant: Tenant,
+    options: { provider: string; assistantId?: number | null },
+    version?: number,
+  ): Promise<TelephonyCredentials> {
+    const { db, resolver } = this.deps;
+    // A SIP trunk's credentials include the organization's sip_trunk_config, which no trigger watches.
+    if (!isCarrierId(options.provider)) return resolver.telephonyCredentials(tenant, options);
+    const current = version ?? (await configVersion(db, tenant));
+    const key = `${options.provider}:${options.assistantId ?? ''}`;
+    const entry = this.#entries.get(tenant.organizationId, key);
+    if (entry && entry.version === current) return entry.value;
+    // Resolved after the version was read: a change in between makes the entry look stale, not fresh.
+    const resolved = await resolver.telephonyCredentials(tenant, options);
+    this.#entries.set(tenant.organizationId, key, { value: resolved, version: current });
+    return resolved;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Answers resolved from an organization's configuration (carrier credentials, the sending number,
+ * SMS compliance), kept in memory per organization and key, each with the organization's
+ * configuration version it was resolved at.
+ *
+ * The version (`sms_sending_versions`, migration 0019) is bumped by triggers on every table these
+ * answers come from — organizations' settings, provider_credentials, assistants' config,
+ * phone_numbers, sms_compliance — whoever writes it (another process, the CLI, an operator's SQL).
+ * Whoever keeps an entry reads the version *before* the data it resolves: a change committed in
+ * between leaves the entry older than its data, never newer, so comparing versions later catches it.
+ * How the version is compared is the user's: an SMS send checks it in its own statement
+ * (domains/sms/senders.ts), a carrier callback reads it with the call it concerns
+ * (domains/runtime/credential-cache.ts). The triggers also NOTIFY `CONFIG_CHANGED_CHANNEL`, so every
+ * process drops the organization's entries as soon as it hears, before it pays for a stale one.
+ */
+import type { Database } from '../../db/client.js';
+
+/** The channel the triggers of migration 0019 notify, with the organization's id as payload. */
+export const CONFIG_CHANGED_CHANNEL = 'switchboard_sms_sending_changed';
+
+export interface Versioned<V> {
+  value: V;
+  /** The organization's configuration version the value was resolved at. */
+  version: number;
+}
+
+export class VersionedCache<V> {
+  /** organization id → key → entry */
+  readonly #entries = new Map<number, Map<string, Versioned<V> & { expiresAt: number }>>();
+  #size = 0;
+
+  /**
+   * `ttlMs`: entries live this long at most (they hold opened credentials); the version does the
+   * rest. `maxEntries`: past it, everything is dropped (a rare refill beats tracking recency).
+   */
+  constructor(private readonly limits: { ttlMs: number; maxEntries: number }) {}
+
+  /** Listens for changes announced by the triggers (a real LISTEN on a server, PGlite's own otherwise). */
+  async start(database: Database): Promise<void> {
+    await database.listen(CONFIG_CHANGED_CHANNEL, (payload) => {
+      const organizationId = Number(payload);
+      if (Number.isInteger(organizationId)) this.forget(organizationId);
+    });
+  }
+
+  /** The entry kept for the key, unless it expired. */
+  get(organizationId: number, key: string): Versioned<V> | undefined {
+    const entry = this.#entries.get(organizationId)?.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry : undefined;
+  }
+
+  set(organizationId: number, key: string, entry: Versioned<V>): void {
+    if (this.#size >= this.limits.maxEntries) {
+      this.#entries.clear();
+      this.#size = 0;
+    }
+    const keys = this.#entries.get(organizationId) ?? new Map();
+    if (!keys.has(key)) this.#size += 1;
+    keys.set(key, { ...entry, expiresAt: Date.now() + this.limits.ttlMs });
+    this.#entries.set(organizationId, keys);
+  }
+
+  /** Drops the organization's entries. */
+  forget(organizationId: number): void {
+    const keys = this.#entries.get(organizationId);
+    if (!keys) return;
+    this.#size -= keys.size;
+    this.#entries.delete(organizationId);
+  }
+}
