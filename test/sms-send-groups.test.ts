@@ -10,8 +10,9 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
+import { configVersion } from '../src/domains/runtime/versioned-cache.js';
 import { SendGroups } from '../src/domains/sms/send-groups.js';
-import { type GroupedSend, sendingVersion } from '../src/domains/sms/send-store.js';
+import type { GroupedSend } from '../src/domains/sms/send-store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
 import { Factories, type TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
@@ -123,7 +124,7 @@ describe('grouped queued sends', () => {
   it('sends waiting while a statement is in flight are written by the next one, together', async () => {
     const org = await organization();
     const tenant = new Tenant(org.organizationId);
-    const version = await sendingVersion(t.database.db, tenant);
+    const version = await configVersion(t.database.db, tenant);
     const groups = new SendGroups(t.database.db);
     // All 60 arrive at once: the first is written alone at once, the other 59 wait for it and
     // then share the next statement.
@@ -162,7 +163,7 @@ describe('grouped queued sends', () => {
   it('a send that cannot be written does not stop the others of its statement', async () => {
     const org = await organization();
     const tenant = new Tenant(org.organizationId);
-    const version = await sendingVersion(t.database.db, tenant);
+    const version = await configVersion(t.database.db, tenant);
     const taken = await send(org, { message: 'First holder', idempotency_key: 'held' });
     expect(taken.statusCode, taken.body).toBe(200);
     const grouped = (message: string, extra: Partial<GroupedSend> = {}, numberId = org.numberId) => ({

@@ -6,21 +6,11 @@
  * rotated by any process is used — and the old one refused — by the very next callback everywhere.
  * Absent credentials are kept too: adding some bumps the version like any other change.
  */
-import type { Database, Db, Executor } from '../../db/client.js';
-import { smsSendingVersions } from '../../db/schema/index.js';
+import type { Database, Db } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 import { isCarrierId } from '../../providers/carriers/index.js';
 import type { ConfigResolver, TelephonyCredentials } from './resolve-config.js';
-import { VersionedCache } from './versioned-cache.js';
-
-/** The organization's configuration version now (0 before its first change). */
-export async function configVersion(ex: Executor, tenant: Tenant): Promise<number> {
-  const [row] = await ex
-    .select({ version: smsSendingVersions.version })
-    .from(smsSendingVersions)
-    .where(tenant.owns(smsSendingVersions));
-  return Number(row?.version ?? 0);
-}
+import { configVersion, VersionedCache } from './versioned-cache.js';
 
 export class TelephonyCredentialCache {
   readonly #entries = new VersionedCache<TelephonyCredentials>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });

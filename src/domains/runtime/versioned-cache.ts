@@ -13,10 +13,21 @@
  * (domains/runtime/credential-cache.ts). The triggers also NOTIFY `CONFIG_CHANGED_CHANNEL`, so every
  * process drops the organization's entries as soon as it hears, before it pays for a stale one.
  */
-import type { Database } from '../../db/client.js';
+import type { Database, Executor } from '../../db/client.js';
+import { smsSendingVersions } from '../../db/schema/index.js';
+import type { Tenant } from '../../db/tenant.js';
 
 /** The channel the triggers of migration 0019 notify, with the organization's id as payload. */
 export const CONFIG_CHANGED_CHANNEL = 'switchboard_sms_sending_changed';
+
+/** The organization's configuration version now (0 before its first change). */
+export async function configVersion(ex: Executor, tenant: Tenant): Promise<number> {
+  const [row] = await ex
+    .select({ version: smsSendingVersions.version })
+    .from(smsSendingVersions)
+    .where(tenant.owns(smsSendingVersions));
+  return Number(row?.version ?? 0);
+}
 
 export interface Versioned<V> {
   value: V;

@@ -6,18 +6,8 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { smsSendingVersions } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { insertJobRows } from '../../queue/job-rows.js';
-
-/** The organization's sending version (0 before anything was ever bumped). */
-export async function sendingVersion(ex: Executor, tenant: Tenant): Promise<number> {
-  const [row] = await ex
-    .select({ version: smsSendingVersions.version })
-    .from(smsSendingVersions)
-    .where(tenant.owns(smsSendingVersions));
-  return Number(row?.version ?? 0);
-}
 
 export interface SendRow {
   /** Chosen by the caller, so the answer stored with the key can name it in the same statement. */

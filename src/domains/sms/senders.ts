@@ -15,9 +15,8 @@ import { isCarrierId } from '../../providers/carriers/index.js';
 import type { CarrierId } from '../../providers/carriers/types.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
-import { CONFIG_CHANGED_CHANNEL, VersionedCache } from '../runtime/versioned-cache.js';
+import { CONFIG_CHANGED_CHANNEL, configVersion, VersionedCache } from '../runtime/versioned-cache.js';
 import { canSendOutbound } from '../sms-compliance/service.js';
-import { sendingVersion } from './send-store.js';
 
 /** The channel the triggers of migration 0019 notify, with the organization's id as payload. */
 export const SENDING_CHANGED_CHANNEL = CONFIG_CHANGED_CHANNEL;
@@ -65,7 +64,7 @@ export class SenderCache {
     const { db, resolver } = this.deps;
     // First the version, then what it stands for: a change committed in between makes the entry
     // older than its data, never newer, so the send statement's check catches it.
-    const version = await sendingVersion(db, tenant);
+    const version = await configVersion(db, tenant);
     const sender = await resolver.sender(tenant, { phoneNumber: from });
     const number = sender?.number;
     if (!sender || !number?.assistantId) throw notFound(`No assistant for the phone number ${from}`);
