@@ -50,6 +50,7 @@ import { answerFrameworkError, installErrorHandling } from './http/errors.js';
 import { installRequestMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRouteDocs } from './http/route-docs.js';
+import { buildSerializerOnFirstUse } from './http/serialization.js';
 import type { App } from './http/types.js';
 import { installValidation } from './http/validation.js';
 import type { JobQueue } from './queue/queue.js';
@@ -89,6 +90,8 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
+    // Response serializers are compiled on a route's first answer, not at start-up.
+    schemaController: { compilersFactory: { buildSerializer: buildSerializerOnFirstUse } },
     ajv: {
       customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
     },

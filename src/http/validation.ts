@@ -10,8 +10,11 @@
  *   (`bounds.ts`): values beyond what the database columns hold are a 422, not a failed statement.
  * - No string anywhere — path, query, body, object keys, form fields — holds U+0000, which
  *   PostgreSQL cannot store in text (`nul.ts`).
+ * - A route's validators are compiled when the route first validates a request, not at start-up
+ *   (`compiledOnFirstUse`): compiling all of them took most of the app's start-up, and a process
+ *   usually serves a fraction of its routes soon after it starts.
  */
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { boundedSchema, DATE_FORMATS } from './bounds.js';
@@ -36,10 +39,13 @@ const REQUEST_PARTS = ['body', 'querystring', 'params', 'headers'] as const;
 export function installValidation(app: FastifyInstance): void {
   const body = withFormats(new Ajv({ ...common, coerceTypes: false }));
   const strings = withFormats(new Ajv({ ...common, coerceTypes: 'array' }));
-  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
-    if (httpPart === 'body') return body.compile(schema as object);
-    return strictNumberText(strings.compile(schema as object), schema as object);
-  });
+  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) =>
+    compiledOnFirstUse(() =>
+      httpPart === 'body'
+        ? body.compile(schema as object)
+        : strictNumberText(strings.compile(schema as object), schema as object),
+    ),
+  );
   // Bounds are written into the route's schema, so the OpenAPI document states them too.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as Record<string, unknown> | undefined;
@@ -49,4 +55,23 @@ export function installValidation(app: FastifyInstance): void {
     route.schema = bounded as FastifySchema;
   });
   installNulGuard(app);
+}
+
+/**
+ * A validator that compiles itself on its first call. A schema that cannot be compiled then fails
+ * its route's first request (a 500) instead of the start-up; every route's tests send it requests.
+ */
+export function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown, ...context: unknown[]) => {
+    compiled ??= compile();
+    const valid = (compiled as (...args: unknown[]) => boolean)(data, ...context);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  // Fastify hands Ajv its data context (the request as the parent, so that coercion and defaults can
+  // replace a whole request part) only to functions that carry Ajv's `schemaEnv`; this one passes
+  // the context on to the compiled function, which is Ajv's or strictNumberText's around it.
+  Object.defineProperty(validate, 'schemaEnv', { value: true });
+  return validate;
 }
