@@ -5,21 +5,16 @@
  * (`@aws-sdk/client-lambda` v3), at the public endpoint of the region or at the configured
  * `LAMBDA_ENDPOINT_URL` (the local simulator in tests and development). Credentials are passed per
  * call and live only as long as the call: no client, cache or log line keeps them.
- *
- * The SDK is loaded on the first listing or invocation: it is the largest library the platform
- * holds, and most processes (and most organizations) never use a function tool.
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { FunctionConfiguration, LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  type FunctionConfiguration,
+  InvokeCommand,
+  LambdaClient,
+  paginateListFunctions,
+} from '@aws-sdk/client-lambda';
 import { ProviderError } from '../errors.js';
-
-type LambdaSdk = typeof import('@aws-sdk/client-lambda');
-let sdkLoading: Promise<LambdaSdk> | undefined;
-const lambdaSdk = (): Promise<LambdaSdk> => {
-  sdkLoading ??= import('@aws-sdk/client-lambda');
-  return sdkLoading;
-};
 
 const PROVIDER = 'cloud_functions';
 
@@ -143,8 +138,8 @@ export class LambdaFunctions implements CloudFunctions {
    * A client per call: SDK clients hold their credentials, and these belong to this call only.
    * Everything the SDK would otherwise read from the environment or ~/.aws is pinned here.
    */
-  #client(sdk: LambdaSdk, credentials: CloudCredentials, region: string, maxAttempts: number): LambdaClient {
-    return new sdk.LambdaClient({
+  #client(credentials: CloudCredentials, region: string, maxAttempts: number): LambdaClient {
+    return new LambdaClient({
       region,
       ...(this.#endpoint ? { endpoint: this.#endpoint } : {}),
       credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey },
@@ -164,11 +159,10 @@ export class LambdaFunctions implements CloudFunctions {
     payload: unknown,
     options: { signal: AbortSignal },
   ): Promise<Invocation> {
-    const sdk = await lambdaSdk();
-    const client = this.#client(sdk, credentials, region, 1);
+    const client = this.#client(credentials, region, 1);
     try {
       const answer = await client.send(
-        new sdk.InvokeCommand({
+        new InvokeCommand({
           FunctionName: functionName,
           InvocationType: 'RequestResponse',
           Payload: Buffer.from(JSON.stringify(payload ?? null)),
@@ -178,11 +172,11 @@ export class LambdaFunctions implements CloudFunctions {
       const text = answer.Payload ? Buffer.from(answer.Payload).toString('utf8') : '';
       return { payload: text, ...(answer.FunctionError ? { functionError: answer.FunctionError } : {}) };
     } catch (error) {
-      const failure = (error ?? {}) as SdkError;
-      if (failure.name === 'ResourceNotFoundException') {
+      const sdk = (error ?? {}) as SdkError;
+      if (sdk.name === 'ResourceNotFoundException') {
         throw new CloudFunctionsError('not_found', `No function ${functionName} in ${region}`, {
-          status: failure.$metadata?.httpStatusCode,
-          code: failure.name,
+          status: sdk.$metadata?.httpStatusCode,
+          code: sdk.name,
         });
       }
       throw translate(error, options.signal);
@@ -194,11 +188,10 @@ export class LambdaFunctions implements CloudFunctions {
     region: string,
     options: { signal: AbortSignal },
   ): Promise<CloudFunction[]> {
-    const sdk = await lambdaSdk();
-    const client = this.#client(sdk, credentials, region, this.#maxAttempts);
+    const client = this.#client(credentials, region, this.#maxAttempts);
     const functions: CloudFunction[] = [];
     try {
-      const pages = sdk.paginateListFunctions(
+      const pages = paginateListFunctions(
         { client, pageSize: this.#pageSize },
         {},
         { abortSignal: options.signal },
