@@ -60,7 +60,7 @@ export interface Database {
    * A source that fails (a file found broken half-way) aborts the COPY and rethrows; the failure the
    * server answers rejects likewise. Answers the rows copied.
    */
-  copyIn?(tx: Tx, statement: string, chunks: AsyncIterable<string>): Promise<number>;
+  copyIn?(tx: Tx, statement: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<number>;
   /** Runs `work` while holding a session-level advisory lock (cluster-wide on a server). */
   withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T>;
   /** Embedded only: the whole data directory as a tarball (test templates are cloned from it). */

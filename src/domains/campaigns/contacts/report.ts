@@ -32,9 +32,10 @@ export function duplicateDetail(phoneNumber: string, earlierInImport: boolean): 
 }
 
 /**
- * Counts and the rows to report. Problem rows wait in `#pending` until the end of their batch (a
- * batch's duplicates are known only once it is written); every row of a batch comes before every row
- * of the next, so sorting a batch's rows at its end keeps the whole list in order. Each source of
+ * Counts and the rows to report. Problem rows wait in `#pending` until the rows before them are
+ * settled — the end of their batch (a batch's duplicates are known only once it is written), or with
+ * `through`, a row up to which everything is settled while later rows are already being read. Rows
+ * are settled in row order, so sorting what is settled keeps the whole list in order. Each source of
  * problem rows has a list of its own: each list is in row order, so its first `room` rows include
  * every one of its rows that can make the first `room` overall — while one list shared by sources
  * that arrive one after another (repeats found while reading, then numbers the database refused)
@@ -76,12 +77,17 @@ export class Report {
       this.#hold(this.#pending.refused, { row, detail: duplicateDetail(phoneNumber, earlierInImport) });
   }
 
-  endBatch(): void {
+  /** Every problem row up to `through` (all of them without it) is known: they join the list. */
+  endBatch(through = Number.POSITIVE_INFINITY): void {
     const room = MAX_REPORTED_ERRORS - this.#errors.length;
+    const settled = (list: ImportError[]) => list.filter((error) => error.row <= through);
+    const waiting = (list: ImportError[]) => list.filter((error) => error.row > through);
     const { invalid, repeated, refused } = this.#pending;
-    const merged = [...invalid, ...repeated, ...refused].sort((a, b) => a.row - b.row);
+    const merged = [...settled(invalid), ...settled(repeated), ...settled(refused)].sort(
+      (a, b) => a.row - b.row,
+    );
     this.#errors.push(...merged.slice(0, Math.max(room, 0)));
-    this.#pending = { invalid: [], repeated: [], refused: [] };
+    this.#pending = { invalid: waiting(invalid), repeated: waiting(repeated), refused: waiting(refused) };
   }
 
   result(): ImportReport {

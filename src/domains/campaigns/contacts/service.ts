@@ -17,17 +17,17 @@
  * while the campaign is draft, scheduled or paused.
  */
 import type { CountryCode } from 'libphonenumber-js';
-import type { Database, Db, Tx } from '../../../db/client.js';
+import type { Database, Db } from '../../../db/client.js';
 import type { CampaignStatus, ContactStatus } from '../../../db/schema/index.js';
-import type { Tenant } from '../../../db/tenant.js';
 import type { Page } from '../../../lib/page.js';
 import { conflict, notFound } from '../../errors.js';
 import type { Principal } from '../../identity/principal.js';
 import { announceProgress } from '../events.js';
 import { regionOf, toContact } from './checks.js';
 import { fileRows, type SourceRow, type UploadedFile } from './files.js';
-import { type ImportReport, MAX_REPORTED_ERRORS, Report } from './report.js';
+import { type ImportReport, Report } from './report.js';
 import * as store from './store.js';
+import { type CheckedRow, insertBatches, SEGMENT_SIZE, stageBatches, type WriteBatches } from './writing.js';
 
 /** Campaign states that take new contacts. Running ones pick contacts as they go; finished ones are history. */
 export const EDITABLE_STATUSES = ['draft', 'scheduled', 'paused'] as const satisfies CampaignStatus[];
@@ -49,18 +49,6 @@ export interface ImportOptions {
   defaultRegion?: string;
 }
 
-/** A valid row of an import and the contact it makes. */
-interface CheckedRow {
-  row: number;
-  contact: store.NewContact;
-}
-
-/** What writing an import's batches added: how many contacts, and the custom field names they use. */
-interface Written {
-  imported: number;
-  customKeys: Iterable<string>;
-}
-
 export class CampaignContactService {
   constructor(
     private readonly deps: {
@@ -68,6 +56,8 @@ export class CampaignContactService {
       defaultRegion: CountryCode;
       /** The server's `COPY … FROM STDIN`; without it (the embedded database) files are written row by row. */
       copyIn?: Database['copyIn'];
+      /** The COPY text gathered into one staged segment (writing.ts SEGMENT_SIZE unless given). */
+      segmentSize?: number;
     },
   ) {}
 
@@ -108,10 +98,8 @@ export class CampaignContactService {
   ): Promise<ImportReport> {
     const region = regionOf(options.defaultRegion, this.deps.defaultRegion, ['body', 'default_region']);
     const rows = await fileRows(file, options.columnMappings);
-    const { copyIn } = this.deps;
-    const write: WriteBatches = copyIn
-      ? (tx, tenant, id, batches, report) => stageBatches(copyIn, tx, tenant, id, batches, report)
-      : insertBatches;
+    const { copyIn, segmentSize = SEGMENT_SIZE } = this.deps;
+    const write: WriteBatches = copyIn ? stageBatches(copyIn, segmentSize) : insertBatches;
     return this.#import(principal, campaignId, rows, region, write);
   }
 
@@ -187,90 +175,6 @@ async function* checkedBatches(
     }
   }
   if (batch.length > 0) yield batch;
-}
-
-/** Writes the checked batches of an import into the campaign, reporting the duplicates it finds. */
-type WriteBatches = (
-  tx: Tx,
-  tenant: Tenant,
-  campaignId: number,
-  batches: AsyncIterable<CheckedRow[]>,
-  report: Report,
-) => Promise<Written>;
-
-/** Row by row: one INSERT a batch, then which of its skipped numbers this import inserted before. */
-const insertBatches: WriteBatches = async (tx, tenant, campaignId, batches, report) => {
-  let imported = 0;
-  const customKeys = new Set<string>();
-  for await (const batch of batches) {
-    const inserted = await store.insertContacts(
-      tx,
-      tenant,
-      campaignId,
-      batch.map((b) => b.contact),
-    );
-    const skipped = batch.filter((b) => !inserted.has(b.contact.phoneNumber));
-    // Which skipped numbers came earlier in this import only matters for the messages.
-    const earlier = report.full()
-      ? new Set<string>()
-      : await store.insertedInThisTransaction(
-          tx,
-          campaignId,
-          skipped.map((b) => b.contact.phoneNumber),
-        );
-    for (const { contact } of batch) {
-      if (!inserted.has(contact.phoneNumber)) continue;
-      for (const key of Object.keys(contact.customFields)) customKeys.add(key);
-    }
-    imported += inserted.size;
-    report.refused(
-      skipped.length,
-      skipped.map(({ row, contact }) => ({
-        row,
-        phoneNumber: contact.phoneNumber,
-        earlierInImport: earlier.has(contact.phoneNumber),
-      })),
-    );
-    report.endBatch();
-  }
-  return { imported, customKeys };
-};
-
-/**
- * Staged (a server): every batch becomes one chunk of COPY lines streamed into the staging table —
- * read, checked and sent as the server takes them, so memory holds about one batch — then one
- * statement inserts the staged rows. Every staged row not inserted is a duplicate; which ones they
- * are (for the report's list), and which custom fields the inserted contacts use, are asked only
- * when there are some — otherwise every staged row is a new contact with the fields seen here.
- */
-async function stageBatches(
-  copyIn: NonNullable<Database['copyIn']>,
-  tx: Tx,
-  tenant: Tenant,
-  campaignId: number,
-  batches: AsyncIterable<CheckedRow[]>,
-  report: Report,
-): Promise<Written> {
-  await store.createStaging(tx);
-  let staged = 0;
-  const stagedKeys = new Set<string>();
-  async function* chunks(): AsyncGenerator<string> {
-    for await (const batch of batches) {
-      let chunk = '';
-      for (const { row, contact } of batch) {
-        chunk += store.stagingLine(row, contact);
-        for (const key of Object.keys(contact.customFields)) stagedKeys.add(key);
-      }
-      staged += batch.length;
-      yield chunk;
-    }
-  }
-  await copyIn(tx, store.COPY_STAGING, chunks());
-  const imported = await store.insertStaged(tx, tenant, campaignId);
-  if (imported === staged) return { imported, customKeys: stagedKeys };
-  report.refused(staged - imported, await store.firstStagedDuplicates(tx, campaignId, MAX_REPORTED_ERRORS));
-  const customKeys = imported > 0 ? await store.customKeysInsertedInThisTransaction(tx, campaignId) : [];
-  return { imported, customKeys };
 }
 
 function assertEditableStatus(status: CampaignStatus | undefined): void {

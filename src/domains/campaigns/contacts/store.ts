@@ -114,10 +114,10 @@ export async function insertedInThisTransaction(
 }
 
 /**
- * The staging table of an import on a server: the checked rows, numbered as in the file, in the
- * order COPY_STAGING reads them (`stagingLine`). Temporary and dropped when the import's transaction
- * ends, committed or not; only duplicates of a number within one batch are left out (the checking
- * reports those itself).
+ * The staging table of an import on a server: checked rows, numbered as in the file, in the order
+ * COPY_STAGING reads them (`stagingLine`). It holds one segment of the file at a time (emptied by
+ * `clearStaging` before the next) and is dropped when the import's transaction ends, committed or
+ * not. Repeats of a number within one batch are not staged: the checking reports those itself.
  */
 const STAGING = 'campaign_contact_import';
 
@@ -134,6 +134,10 @@ export async function createStaging(ex: Executor): Promise<void> {
   );
 }
 
+export async function clearStaging(ex: Executor): Promise<void> {
+  await ex.execute(sql.raw(`truncate ${STAGING}`));
+}
+
 /** The statement `Database.copyIn` runs to fill the staging table, with lines from `stagingLine`. */
 export const COPY_STAGING = `copy ${STAGING} (row_number, phone_number, name, email, company, custom_fields) from stdin`;
 
@@ -146,26 +150,41 @@ export function stagingLine(row: number, contact: NewContact): string {
 /**
  * Inserts the staged rows in row order, skipping numbers the campaign has — so of the rows with one
  * number the first wins, the later ones conflicting with it — and contacts are listed in the file's
- * order. Answers how many were inserted.
+ * order. Answers how many were inserted and the first new contact's id: ids grow, and the campaign's
+ * lock keeps other imports from adding to it meanwhile, so this statement's contacts are the
+ * campaign's from that id on.
  */
-export async function insertStaged(ex: Executor, tenant: Tenant, campaignId: number): Promise<number> {
+export async function insertStaged(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<{ inserted: number; firstId: number | null }> {
   const result = (await ex.execute(sql`
-    insert into campaign_contacts (organization_id, campaign_id, phone_number, name, email, company, custom_fields)
-    select ${tenant.organizationId}::int, ${campaignId}::int, phone_number, name, email, company, custom_fields
-    from ${sql.raw(STAGING)}
-    order by row_number
-    on conflict (campaign_id, phone_number) do nothing`)) as unknown as { rowCount: number | null };
-  return result.rowCount ?? 0;
+    with inserted as (
+      insert into campaign_contacts (organization_id, campaign_id, phone_number, name, email, company, custom_fields)
+      select ${tenant.organizationId}::int, ${campaignId}::int, phone_number, name, email, company, custom_fields
+      from ${sql.raw(STAGING)}
+      order by row_number
+      on conflict (campaign_id, phone_number) do nothing
+      returning id
+    )
+    select count(*)::int as inserted, min(id) as first_id from inserted`)) as unknown as {
+    rows: Array<{ inserted: number; first_id: number | null }>;
+  };
+  const [row] = result.rows;
+  return { inserted: row?.inserted ?? 0, firstId: row?.first_id ?? null };
 }
 
 /**
- * The first `limit` staged rows, in row order, that were not inserted: a later row of a number, or
- * the first when the campaign had the number already. `earlierInImport` when the import inserted
- * the number — the contacts it inserted are those created at the transaction's own `now()`.
+ * The first `limit` staged rows, in row order, that `insertStaged` did not insert (its contacts are
+ * the campaign's from `firstId` on): a later row of a number in the segment; a number an earlier
+ * segment inserted; a number the campaign had before the import. `earlierInImport` when the import
+ * inserted the number — the contacts it inserted are those created at the transaction's own `now()`.
  */
 export async function firstStagedDuplicates(
   ex: Executor,
   campaignId: number,
+  firstId: number | null,
   limit: number,
 ): Promise<Array<{ row: number; phoneNumber: string; earlierInImport: boolean }>> {
   const result = (await ex.execute(sql`
@@ -177,7 +196,7 @@ export async function firstStagedDuplicates(
     ) s
     left join campaign_contacts c
       on c.campaign_id = ${campaignId}::int and c.phone_number = s.phone_number and c.created_at = now()
-    where s.occurrence > 1 or c.id is null
+    where s.occurrence > 1 or c.id is null or c.id < ${firstId ?? MAX_ID}::int
     order by s.row_number
     limit ${limit}::int`)) as unknown as {
     rows: Array<{ row_number: number; phone_number: string; earlier_in_import: boolean }>;
@@ -188,6 +207,9 @@ export async function firstStagedDuplicates(
     earlierInImport: d.earlier_in_import,
   }));
 }
+
+/** Above every contact id (an int column): when a segment inserted nothing, every contact is older. */
+const MAX_ID = 2 ** 31 - 1;
 
 /** The names of the custom fields of the contacts this transaction inserted into the campaign. */
 export async function customKeysInsertedInThisTransaction(
