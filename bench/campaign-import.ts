@@ -2,9 +2,10 @@
  * Campaign contact import: a CSV of `rows` contacts (phone numbers in national format, a name, two
  * custom columns; ~40 bytes a row) written to disk, then sent to
  * `POST /api/v1/campaigns/{id}/import-data` over real HTTP as a multipart upload streamed from that
- * file. Measures rows per second and this process's peak RSS and heap growth during the import
- * (sampled every 10 ms, no forced collection: uncollected garbage counts), then imports the file
- * once more sampling live memory after full collections. Baseline in the same run: the same
+ * file, after a warm-up import of 10,000 rows. Measures rows per second (the best of two imports)
+ * and this process's peak RSS and heap growth during the first (sampled every 10 ms, no forced
+ * collection: uncollected garbage counts), then imports the file once more sampling live memory
+ * after full collections. Baseline in the same run: the same
  * contacts, already normalised, inserted into another campaign with the import's own batched
  * statement (1,000 rows per `INSERT … ON CONFLICT DO NOTHING`) in one transaction — the database's
  * share of the work. For contrast, the memory a naive import holds: the whole file parsed at once.
@@ -114,10 +115,10 @@ export async function benchImport(rows: number): Promise<void> {
     const bytes = await writeCsv(file, rows);
 
     // The import, over HTTP, the file streamed from disk.
-    const upload = async (live: boolean) => {
+    const upload = async (live: boolean, source = file, expected = rows) => {
       const id = await campaign(live ? 'Import, live memory' : 'Import');
       const form = new FormData();
-      form.append('file', await openAsBlob(file, { type: 'text/csv' }), 'contacts.csv');
+      form.append('file', await openAsBlob(source, { type: 'text/csv' }), 'contacts.csv');
       const memory = memorySampler(live);
       const started = performance.now();
       const response = await fetch(`${bench.baseUrl}/api/v1/campaigns/${id}/import-data`, {
@@ -128,11 +129,19 @@ export async function benchImport(rows: number): Promise<void> {
       const report = (await response.json()) as { imported: number };
       const seconds = (performance.now() - started) / 1000;
       const growth = memory.stop();
-      if (response.status !== 200 || report.imported !== rows)
+      if (response.status !== 200 || report.imported !== expected)
         throw new Error(`import answered ${response.status}: ${JSON.stringify(report)}`);
       return { seconds, ...growth };
     };
-    const { seconds: importSeconds, ...importMemory } = await upload(false);
+    // A warm-up of 10,000 rows first: the first import of a process also compiles the code it runs
+    // (libphonenumber, the CSV reader, the writing path), which a running server did long before.
+    // Then the best of two timed imports, the memory of the first.
+    const warmUp = path.join(directory, 'warm-up.csv');
+    const warmUpRows = Math.min(rows, 10_000);
+    await writeCsv(warmUp, warmUpRows);
+    await upload(false, warmUp, warmUpRows);
+    const { seconds: firstSeconds, ...importMemory } = await upload(false);
+    const importSeconds = Math.min(firstSeconds, (await upload(false)).seconds);
     // Again, sampling live memory (forced collections slow it down: its time is not reported).
     const liveMemory = await upload(true);
     const importRate = rows / importSeconds;
@@ -197,7 +206,7 @@ export async function benchImport(rows: number): Promise<void> {
 
     table([
       {
-        operation: `import-data over HTTP (${database.kind}), ${rows} rows, ${(bytes / MB).toFixed(1)} MB`,
+        operation: `import-data over HTTP (${database.kind}), ${rows} rows, ${(bytes / MB).toFixed(1)} MB, warm, best of 2`,
         'rows/s': Math.round(importRate),
         ratio: Number((importRate / rawRate).toFixed(2)),
         'peak RSS MB': Math.round(importMemory.rssMb),

@@ -1,18 +1,19 @@
 /**
  * The two ways of writing a contact import agree. On a PostgreSQL server a file is staged — its
- * checked rows streamed by COPY into a temporary table, then inserted in one statement — while the
- * embedded database (and JSON bodies) insert batch by batch. The same file must give the same report
- * (counts, the first 100 problem rows in row order, every message), the same contacts in the same
- * order with the same fields, and the same campaign counters and variables, whichever way it went.
+ * checked rows streamed by COPY into a temporary table, a segment at a time, each segment inserted by
+ * one statement — while the embedded database (and JSON bodies) insert batch by batch. The same file
+ * must give the same report (counts, the first 100 problem rows in row order, every message), the
+ * same contacts in the same order with the same fields, and the same campaign counters and
+ * variables, whichever way it went.
  *
  * Each file is imported three times into three campaigns holding the same contacts beforehand: over
- * HTTP (the platform's own service), and directly through two services of the test's own — one with
- * the server's COPY (counting that it was used) and one without it (row by row). On the embedded
- * database all three are row by row, and the checks of counts and messages against the file's model
- * still apply. Also: a file that turns out broken after some chunks were copied, and a row the
- * database refuses half-way, leave nothing imported; the report's list keeps row order when repeats
- * found while reading and numbers the campaign had come in the same batch. The tests share one
- * platform; each creates the campaigns it needs.
+ * HTTP (the platform's own service: these files are one segment), and directly through two services
+ * of the test's own — one with the server's COPY and segments of one batch each (its COPY statements
+ * counted), and one without COPY (row by row). On the embedded database all three are row by row, and
+ * the checks of counts and messages against the file's model still apply. Also: a file that turns out
+ * broken after some segments were written, and a row the database refuses half-way, leave nothing
+ * imported; the report's list keeps row order when repeats found while reading and numbers the
+ * campaign had come in the same batch. The tests share one platform; each creates its campaigns.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,13 +4,13 @@
  * Every way in ends in one pipeline. Rows are read one at a time (files stream from disk), each is
  * turned into a contact — the phone number normalised to E.164 with a default region, the other
  * fields checked (checks.ts) — or refused as invalid, and the valid ones are gathered into batches of
- * up to 1,000 distinct numbers. A batch is written one of two ways:
+ * up to 1,000 distinct numbers. The batches are written one of two ways (writing.ts):
  * - row by row (the embedded database, and JSON bodies): each batch is inserted with
  *   `ON CONFLICT DO NOTHING`, so a number the campaign already has (or that came earlier in the same
  *   import) counts as a duplicate;
- * - staged (files on a PostgreSQL server): each batch is streamed as COPY lines into a temporary
- *   staging table, and one statement at the end inserts the first row of each number and finds the
- *   duplicates (store.ts `insertStaged`) — the database does in one pass what the batches did in many.
+ * - staged (files on a PostgreSQL server): the batches are streamed as COPY lines into a temporary
+ *   staging table a segment (about 1 MiB) at a time, and one statement inserts each segment — in row
+ *   order, so the first row of a number wins — while the next segment is read and checked.
  * Both answer the same report for the same rows (report.ts). The whole import is one transaction that
  * holds the campaign row: it applies completely or not at all, `total_contacts` always equals the
  * number of contacts, and the campaign cannot start half-way through an import. Contacts may be added

@@ -153,6 +153,10 @@ async function* segments(
       for (const key of Object.keys(contact.customFields)) keys.add(key);
     }
     segment.chunks.push(chunk);
+    // A turn of the event loop for the connection: reading rows that are already buffered never
+    // gives it one, so the answer to the segment being written (and the sending of its next
+    // statement) would wait for the next read from the file — the database idle meanwhile.
+    await new Promise((resolve) => setImmediate(resolve));
     segment.rows += batch.length;
     segment.lastRow = batch.at(-1)!.row;
     size += chunk.length;
