@@ -1,6 +1,6 @@
 /**
  * `Database.copyIn`: `COPY … FROM STDIN` on the connection of an open transaction (db/client.ts).
- * On a server: many chunks arrive inside the transaction and roll back with it; a source that fails
+ * On a server: many chunks arrive inside the transaction, escaped text intact; a source that fails
  * half-way aborts the COPY and its error is the one answered; a row the server refuses half-way
  * answers the server's error while the source is still producing; after either, the pool's
  * connections run queries as before. The embedded database has no COPY over the wire, and no copyIn.
@@ -58,7 +58,7 @@ describe('Database.copyIn', () => {
     expect(database.copyIn === undefined).toBe(database.kind === 'embedded');
   });
 
-  it('copies many chunks into the open transaction, which keeps or drops them', async () => {
+  it('copies many chunks into the open transaction, escaped text intact', async () => {
     if (!database.copyIn) return expect(database.kind).toBe('embedded');
     const copyIn = database.copyIn;
     // 300 chunks, about 8 MB: far more than the socket's buffers, so writes wait for the server.
