@@ -281,6 +281,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     campaignContacts: new CampaignContactService({
       db: database.db,
       defaultRegion: config.contacts.defaultPhoneRegion,
+      copyIn: database.copyIn,
     }),
     campaignSchedules: new CampaignScheduleService({ db: database.db, queue }),
     campaignProgress,

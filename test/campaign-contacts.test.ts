@@ -23,8 +23,8 @@ import {
   campaignContacts,
   campaigns,
 } from '../src/db/schema/index.js';
+import { normalisePhone } from '../src/domains/campaigns/contacts/checks.js';
 import { columnKey } from '../src/domains/campaigns/contacts/files.js';
-import { normalisePhone } from '../src/domains/campaigns/contacts/service.js';
 import { readCsv, sniffDelimiter } from '../src/lib/csv.js';
 import { JsonElementError, readJsonArray } from '../src/lib/json-array.js';
 import { expectError, expectValidation } from './support/assertions.js';

@@ -4,6 +4,7 @@
  * and operations, and LISTEN/NOTIFY for telling other processes of a cluster that something changed.
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -52,6 +53,14 @@ export interface Database {
    * ends the statement on the server. `setup` runs first on the same connection (temporary functions).
    */
   copyOut?(statement: string, setup?: string): Promise<Readable>;
+  /**
+   * Server only, as `copyOut`: feeds `chunks` (COPY text, whole lines) to one `COPY … FROM STDIN`
+   * statement on the connection of the open transaction `tx`, so the rows land inside it. Writes
+   * wait for the socket when it is full, so the source is read no faster than the server takes it.
+   * A source that fails (a file found broken half-way) aborts the COPY and rethrows; the failure the
+   * server answers rejects likewise. Answers the rows copied.
+   */
+  copyIn?(tx: Tx, statement: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<number>;
   /** Runs `work` while holding a session-level advisory lock (cluster-wide on a server). */
   withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T>;
   /** Embedded only: the whole data directory as a tarball (test templates are cloned from it). */
@@ -243,6 +252,39 @@ function openServer(url: string, poolSize: number): Database {
       }
       return stream;
     },
+    async copyIn(tx, statement, chunks) {
+      const stream = connectionOf(tx).query(copyStreams.from(statement));
+      // Settles when the server has answered: the COPY done, or refused (its error kept). Listening
+      // from the start also keeps an error that comes between two writes from going unheard.
+      let refused: Error | undefined;
+      const answered = new Promise<void>((resolve) => {
+        stream.once('finish', resolve);
+        stream.once('error', (error) => {
+          refused = error;
+          resolve();
+        });
+      });
+      try {
+        for await (const chunk of chunks) {
+          if (stream.write(chunk)) continue;
+          await Promise.race([once(stream, 'drain'), answered]);
+          if (refused) throw refused;
+        }
+      } catch (error) {
+        // The source failed: CopyFail takes the connection out of COPY mode (the server answers it
+        // with an error, awaited here) before the caller's transaction rolls back. After the
+        // server's own refusal the connection is out already, and the stream must not be touched.
+        if (!refused) {
+          stream.destroy();
+          await answered;
+        }
+        throw error;
+      }
+      stream.end();
+      await answered;
+      if (refused) throw refused;
+      return stream.rowCount;
+    },
     async withAdvisoryLock(lockId, work) {
       const client = await pool.connect();
       try {
@@ -264,6 +306,13 @@ function openServer(url: string, poolSize: number): Database {
       await pool.end();
     },
   };
+}
+
+/** The connection a server transaction runs on (Drizzle's node-postgres session holds it). */
+function connectionOf(tx: Tx): pg.ClientBase {
+  const client = (tx as unknown as { session?: { client?: unknown } }).session?.client;
+  if (!(client instanceof pg.Client)) throw new Error('Not a transaction of a PostgreSQL server');
+  return client;
 }
 
 function cursorName(): string {

@@ -32,12 +32,8 @@ import {
   type ValidationIssue,
 } from '../../errors.js';
 import { CONTACT_COLUMNS, type UploadedFile } from './files.js';
-import {
-  type CampaignContactService,
-  type ContactInput,
-  EDITABLE_STATUSES,
-  MAX_REPORTED_ERRORS,
-} from './service.js';
+import { MAX_REPORTED_ERRORS } from './report.js';
+import { type CampaignContactService, type ContactInput, EDITABLE_STATUSES } from './service.js';
 import { ContactOut, ContactStatus, contactView } from './views.js';
 
 const tags = ['campaigns'];

@@ -1,10 +1,12 @@
 /**
  * SQL of campaign contacts: the campaign row an import locks, batched inserts that skip numbers the
- * campaign already has (the unique index campaign_contacts_phone_key), the campaign's counters and
- * variables after an import, and the contact list.
+ * campaign already has (the unique index campaign_contacts_phone_key), the staging table a server
+ * import copies its rows into and the statement that writes them all at once, the campaign's
+ * counters and variables after an import, and the contact list.
  */
 import { asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.js';
+import { copyLine } from '../../../db/copy-text.js';
 import {
   type CampaignStatus,
   type ContactStatus,
@@ -109,6 +111,117 @@ export async function insertedInThisTransaction(
       and phone_number in (select json_array_elements_text(${JSON.stringify(phoneNumbers)}::json))
       and created_at = now()`)) as unknown as { rows: Array<{ phone_number: string }> };
   return new Set(result.rows.map((row) => row.phone_number));
+}
+
+/**
+ * The staging table of an import on a server: checked rows, numbered as in the file, in the order
+ * COPY_STAGING reads them (`stagingLine`). It holds one segment of the file at a time (emptied by
+ * `clearStaging` before the next) and is dropped when the import's transaction ends, committed or
+ * not. Repeats of a number within one batch are not staged: the checking reports those itself.
+ */
+const STAGING = 'campaign_contact_import';
+
+export async function createStaging(ex: Executor): Promise<void> {
+  await ex.execute(
+    sql.raw(`create temp table ${STAGING} (
+      row_number int not null,
+      phone_number text not null,
+      name text,
+      email text,
+      company text,
+      custom_fields jsonb not null
+    ) on commit drop`),
+  );
+}
+
+export async function clearStaging(ex: Executor): Promise<void> {
+  await ex.execute(sql.raw(`truncate ${STAGING}`));
+}
+
+/** The statement `Database.copyIn` runs to fill the staging table, with lines from `stagingLine`. */
+export const COPY_STAGING = `copy ${STAGING} (row_number, phone_number, name, email, company, custom_fields) from stdin`;
+
+/** One checked row as a line of COPY_STAGING. */
+export function stagingLine(row: number, contact: NewContact): string {
+  const { phoneNumber, name, email, company, customFields } = contact;
+  return copyLine([row, phoneNumber, name, email, company, JSON.stringify(customFields)]);
+}
+
+/**
+ * Inserts the staged rows in row order, skipping numbers the campaign has — so of the rows with one
+ * number the first wins, the later ones conflicting with it — and contacts are listed in the file's
+ * order. Answers how many were inserted and the first new contact's id: ids grow, and the campaign's
+ * lock keeps other imports from adding to it meanwhile, so this statement's contacts are the
+ * campaign's from that id on.
+ */
+export async function insertStaged(
+  ex: Executor,
+  tenant: Tenant,
+  campaignId: number,
+): Promise<{ inserted: number; firstId: number | null }> {
+  const result = (await ex.execute(sql`
+    with inserted as (
+      insert into campaign_contacts (organization_id, campaign_id, phone_number, name, email, company, custom_fields)
+      select ${tenant.organizationId}::int, ${campaignId}::int, phone_number, name, email, company, custom_fields
+      from ${sql.raw(STAGING)}
+      order by row_number
+      on conflict (campaign_id, phone_number) do nothing
+      returning id
+    )
+    select count(*)::int as inserted, min(id) as first_id from inserted`)) as unknown as {
+    rows: Array<{ inserted: number; first_id: number | null }>;
+  };
+  const [row] = result.rows;
+  return { inserted: row?.inserted ?? 0, firstId: row?.first_id ?? null };
+}
+
+/**
+ * The first `limit` staged rows, in row order, that `insertStaged` did not insert (its contacts are
+ * the campaign's from `firstId` on): a later row of a number in the segment; a number an earlier
+ * segment inserted; a number the campaign had before the import. `earlierInImport` when the import
+ * inserted the number — the contacts it inserted are those created at the transaction's own `now()`.
+ */
+export async function firstStagedDuplicates(
+  ex: Executor,
+  campaignId: number,
+  firstId: number | null,
+  limit: number,
+): Promise<Array<{ row: number; phoneNumber: string; earlierInImport: boolean }>> {
+  const result = (await ex.execute(sql`
+    select s.row_number, s.phone_number, c.id is not null as earlier_in_import
+    from (
+      select row_number, phone_number,
+             row_number() over (partition by phone_number order by row_number) as occurrence
+      from ${sql.raw(STAGING)}
+    ) s
+    left join campaign_contacts c
+      on c.campaign_id = ${campaignId}::int and c.phone_number = s.phone_number and c.created_at = now()
+    where s.occurrence > 1 or c.id is null or c.id < ${firstId ?? MAX_ID}::int
+    order by s.row_number
+    limit ${limit}::int`)) as unknown as {
+    rows: Array<{ row_number: number; phone_number: string; earlier_in_import: boolean }>;
+  };
+  return result.rows.map((d) => ({
+    row: d.row_number,
+    phoneNumber: d.phone_number,
+    earlierInImport: d.earlier_in_import,
+  }));
+}
+
+/** Above every contact id (an int column): when a segment inserted nothing, every contact is older. */
+const MAX_ID = 2 ** 31 - 1;
+
+/** The names of the custom fields of the contacts this transaction inserted into the campaign. */
+export async function customKeysInsertedInThisTransaction(
+  ex: Executor,
+  campaignId: number,
+): Promise<string[]> {
+  const result = (await ex.execute(sql`
+    select distinct jsonb_object_keys(custom_fields) as key from campaign_contacts
+    where campaign_id = ${campaignId}::int and created_at = now()`)) as unknown as {
+    rows: Array<{ key: string }>;
+  };
+  return result.rows.map((row) => row.key);
 }
 
 /** After an import: `total_contacts` counted afresh, and the campaign's variables replaced. */
