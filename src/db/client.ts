@@ -266,8 +266,11 @@ function openServer(url: string, poolSize: number): Database {
       });
       try {
         for await (const chunk of chunks) {
-          if (stream.write(chunk)) continue;
-          await Promise.race([once(stream, 'drain'), answered]);
+          if (refused) throw refused;
+          if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), answered]);
+          // A socket that keeps taking the writes emits 'drain' without the event loop reading
+          // anything: give it a turn, so that a refusal the server sent meanwhile is heard.
+          else await new Promise((resolve) => setImmediate(resolve));
           if (refused) throw refused;
         }
       } catch (error) {
