@@ -4,9 +4,11 @@
  * turn and moves the turn past them — in one statement, so that the turn and the claim commit
  * together and two processes can never hand out the same slot. The turn lives on the number's row,
  * which only this domain writes; so the two steps of that statement that touch the row are written
- * here and composed into it, as `queue/job-rows.ts` offers the job table's insert.
+ * here and composed into it, as `queue/job-rows.ts` offers the job table's insert — and so is the
+ * statement that takes one turn alone (`takeSmsTurn`).
  */
 import { type SQL, sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 
 /**
@@ -32,4 +34,36 @@ export function advanceSmsTurn(tenant: Tenant, phoneNumberId: number, nextTurn: 
     set sms_next_send_at = greatest(sms_next_send_at, ${nextTurn})
     where organization_id = ${tenant.organizationId}::int and id = ${phoneNumberId}::int and ${when}
     returning sms_next_send_at as next_turn`;
+}
+
+/**
+ * Takes the number's next turn on its own — a slot for one message, `gapSeconds` before the turn
+ * after it — and returns how many milliseconds from now the slot is (≤ 0: now). The drain does so
+ * for a message that could not leave at the slot its claim gave it (its process stalled): sent that
+ * late, it could reach the carrier right beside another process's next one.
+ */
+export async function takeSmsTurn(
+  ex: Executor,
+  tenant: Tenant,
+  phoneNumberId: number,
+  gapSeconds: number,
+): Promise<number | undefined> {
+  const result = (await ex.execute(sql`
+    with slot as (
+      select greatest(sms_next_send_at, clock_timestamp()) as at from phone_numbers
+      where organization_id = ${tenant.organizationId}::int and id = ${phoneNumberId}::int
+      for update
+    ),
+    taken as (
+      ${advanceSmsTurn(
+        tenant,
+        phoneNumberId,
+        sql`(select slot.at + make_interval(secs => ${gapSeconds}::float8) from slot)`,
+        sql`exists (select 1 from slot)`,
+      )}
+    )
+    select extract(epoch from slot.at - clock_timestamp())::float8 * 1000 as wait_ms
+    from slot where exists (select 1 from taken)`)) as unknown as { rows: Array<{ wait_ms: number }> };
+  const row = result.rows[0];
+  return row ? Number(row.wait_ms) : undefined;
 }

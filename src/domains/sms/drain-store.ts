@@ -17,6 +17,11 @@ export interface ClaimRules {
   version: number;
   /** Messages per second when the number has no `sms_rate_per_second` of its own. */
   defaultRate: number;
+  /**
+   * The first slot no sooner than this many seconds from now: this process's lane of the number
+   * runs that late (send-lanes.ts), and slots before it would only be sent late.
+   */
+  notBeforeSeconds: number;
   /** Slots are `gapFactor / rate + gapExtraSeconds` seconds apart. */
   gapFactor: number;
   gapExtraSeconds: number;
@@ -97,7 +102,8 @@ export async function claimDue(
     ),
     number as (${lockSmsTurn(tenant, phoneNumberId, sql`exists (select 1 from fresh)`)}),
     plan as (
-      select clock.now, greatest(coalesce(number.next_turn, clock.now), clock.now) as start,
+      select clock.now,
+        greatest(number.next_turn, clock.now + make_interval(secs => ${rules.notBeforeSeconds}::float8)) as start,
         ${rules.gapFactor}::float8 / coalesce(number.rate, ${rules.defaultRate}::float8)
           + ${rules.gapExtraSeconds}::float8 as gap
       from number cross join lateral (select clock_timestamp() as now) as clock

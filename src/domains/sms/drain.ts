@@ -25,16 +25,19 @@ import { Tenant } from '../../db/tenant.js';
 import type { JobLogger, JobQueue } from '../../queue/queue.js';
 import { findPhoneNumber } from '../phone-numbers/reads.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
+import { takeSmsTurn } from '../phone-numbers/sms-turns.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import { configVersion, type Versioned, VersionedCache } from '../runtime/versioned-cache.js';
 import {
   type Claim,
   type ClaimedMessage,
+  type ClaimRules,
   claimDue,
   failOrphaned,
   wakeEveryQueueOnPlatform,
 } from './drain-store.js';
 import type { CarrierAnswer, HandOver } from './hand-over.js';
+import { SendLanes } from './send-lanes.js';
 import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from './settlement.js';
 
 /**
@@ -69,6 +72,19 @@ const MAX_STALE_ATTEMPTS = 5;
 const WAKE_MARGIN_MS = 5;
 export const NUMBER_REMOVED_ERROR = 'The sending number was removed';
 
+/** The rules every claim runs by (besides the version and the number's default rate). */
+export const CLAIM_RULES: Omit<ClaimRules, 'version' | 'defaultRate' | 'notBeforeSeconds'> = {
+  gapFactor: GAP_FACTOR,
+  gapExtraSeconds: GAP_EXTRA_SECONDS,
+  horizonSeconds: HORIZON_SECONDS,
+  leadSeconds: LEAD_SECONDS,
+  minRerunSeconds: MIN_RERUN_SECONDS,
+  maxBatch: MAX_BATCH,
+  retryBaseSeconds: RETRY_BASE_SECONDS,
+  interruptedAfterSeconds: INTERRUPTED_AFTER_SECONDS,
+  interruptedError: INTERRUPTED_ERROR,
+};
+
 /** What a run needs of its number besides the claim: from memory while the configuration holds. */
 interface DrainSender {
   provider: string;
@@ -77,12 +93,11 @@ interface DrainSender {
   credentials: Record<string, string> | null;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export class SmsDrain {
   /** Keyed by the number's id; checked against the organization's version by every claim. */
   readonly #senders = new VersionedCache<DrainSender>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });
   readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #lanes = new SendLanes();
 
   constructor(
     private readonly deps: {
@@ -103,17 +118,10 @@ export class SmsDrain {
       const sender = await this.#sender(tenant, numberId);
       const claim: Claim = sender
         ? await claimDue(this.deps.db, tenant, numberId, {
+            ...CLAIM_RULES,
             version: sender.version,
             defaultRate: sender.value.defaultRate,
-            gapFactor: GAP_FACTOR,
-            gapExtraSeconds: GAP_EXTRA_SECONDS,
-            horizonSeconds: HORIZON_SECONDS,
-            leadSeconds: LEAD_SECONDS,
-            minRerunSeconds: MIN_RERUN_SECONDS,
-            maxBatch: MAX_BATCH,
-            retryBaseSeconds: RETRY_BASE_SECONDS,
-            interruptedAfterSeconds: INTERRUPTED_AFTER_SECONDS,
-            interruptedError: INTERRUPTED_ERROR,
+            notBeforeSeconds: (this.#lanes.freeInMs(numberId) ?? 0) / 1000,
           })
         : { kind: 'no-number' };
       if (claim.kind === 'stale') {
@@ -199,18 +207,22 @@ export class SmsDrain {
         );
         return;
       }
-      const answers: Array<Promise<CarrierAnswer | undefined>> = [];
-      let previousStart = Number.NEGATIVE_INFINITY;
-      for (const message of claim.messages) {
-        // Never before the slot, nor less than a gap after the previous one: a stall of this
-        // process delays the rest of the batch rather than bunching it. (The next batch's slots
-        // come from the number's turn again: a delay never outlives its batch.)
-        const startAt = Math.max(claimedAt + message.waitMs, previousStart + claim.gapMs);
-        const wait = startAt - performance.now();
-        if (wait > 0) await sleep(wait);
-        previousStart = performance.now();
-        answers.push(this.#send(tenant, message, credentials));
-      }
+      // Each leaves at its slot, in order, a gap after the number's previous one (send-lanes.ts).
+      // A fresh slot for a message that would leave late; the database away, it leaves as it is.
+      const retake = () =>
+        takeSmsTurn(this.deps.db, tenant, numberId, claim.gapMs / 1000).catch((error: unknown) => {
+          this.deps.log.warn({ err: error, phoneNumberId: numberId }, 'taking a fresh SMS slot failed');
+          return undefined;
+        });
+      const answers = claim.messages.map((message) =>
+        this.#lanes.enqueue(
+          numberId,
+          claimedAt + message.waitMs,
+          claim.gapMs,
+          () => this.#send(tenant, message, credentials),
+          retake,
+        ),
+      );
       const settled = (await Promise.all(answers)).filter((answer) => answer !== undefined);
       let retryInSeconds: number | undefined;
       await this.deps.handOver.record(tenant, settled, async (_tx, jobs, recorded) => {
