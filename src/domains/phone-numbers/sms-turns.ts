@@ -38,16 +38,17 @@ export function advanceSmsTurn(tenant: Tenant, phoneNumberId: number, nextTurn: 
 
 /**
  * Takes the number's next turn on its own — a slot for one message, `gapSeconds` before the turn
- * after it — and returns how many milliseconds from now the slot is (≤ 0: now). The drain does so
- * for a message that could not leave at the slot its claim gave it (its process stalled): sent that
- * late, it could reach the carrier right beside another process's next one.
+ * after it — and returns how many milliseconds from now the slot is (≤ 0: now) and the turn it left
+ * (as text); undefined when the number is gone. The drain does so for a message that could not
+ * leave at the slot its claim gave it (its process stalled) while another process claims the
+ * number's messages too: sent that late, it could reach the carrier right beside that one's next.
  */
 export async function takeSmsTurn(
   ex: Executor,
   tenant: Tenant,
   phoneNumberId: number,
   gapSeconds: number,
-): Promise<number | undefined> {
+): Promise<{ inMs: number; turn: string } | undefined> {
   const result = (await ex.execute(sql`
     with slot as (
       select greatest(sms_next_send_at, clock_timestamp()) as at from phone_numbers
@@ -62,8 +63,11 @@ export async function takeSmsTurn(
         sql`exists (select 1 from slot)`,
       )}
     )
-    select extract(epoch from slot.at - clock_timestamp())::float8 * 1000 as wait_ms
-    from slot where exists (select 1 from taken)`)) as unknown as { rows: Array<{ wait_ms: number }> };
+    select extract(epoch from slot.at - clock_timestamp())::float8 * 1000 as wait_ms,
+      (select next_turn::text from taken) as turn
+    from slot where exists (select 1 from taken)`)) as unknown as {
+    rows: Array<{ wait_ms: number; turn: string }>;
+  };
   const row = result.rows[0];
-  return row ? Number(row.wait_ms) : undefined;
+  return row ? { inMs: Number(row.wait_ms), turn: row.turn } : undefined;
 }

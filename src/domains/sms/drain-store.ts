@@ -64,6 +64,12 @@ export type Claim =
       messages: ClaimedMessage[];
       gapMs: number;
       /**
+       * The number's turn as the claim found it and as it left it (as text, to be compared): a
+       * process whose previous claim left the turn it finds knows nobody else claimed in between.
+       */
+      turnBefore: string | null;
+      turnAfter: string | null;
+      /**
        * Milliseconds until the next run this statement asked for (queued messages remain), when it
        * wrote that wake-up; undefined when none remain or one was waiting already.
        */
@@ -102,11 +108,12 @@ export async function claimDue(
     ),
     number as (${lockSmsTurn(tenant, phoneNumberId, sql`exists (select 1 from fresh)`)}),
     plan as (
-      select clock.now,
-        greatest(number.next_turn, clock.now + make_interval(secs => ${rules.notBeforeSeconds}::float8)) as start,
-        ${rules.gapFactor}::float8 / coalesce(number.rate, ${rules.defaultRate}::float8)
+      select locked.now,
+        greatest(locked.next_turn, locked.now + make_interval(secs => ${rules.notBeforeSeconds}::float8)) as start,
+        ${rules.gapFactor}::float8 / coalesce(locked.rate, ${rules.defaultRate}::float8)
           + ${rules.gapExtraSeconds}::float8 as gap
-      from number cross join lateral (select clock_timestamp() as now) as clock
+      -- The clock is read with the locked row, after any wait for the lock: slots start from then.
+      from (select number.*, clock_timestamp() as now from number) as locked
     ),
     sized as (
       select plan.*,
@@ -170,6 +177,8 @@ export async function claimDue(
       { singletonKey: sql`${String(phoneNumberId)}::text`, startAfter: sql`next_run.at` },
     )} returning 1)
     select exists (select 1 from fresh) as fresh, exists (select 1 from number) as found,
+      (select next_turn::text from number) as turn_before,
+      coalesce((select next_turn::text from turn), (select next_turn::text from number)) as turn_after,
       (select gap from sized) as gap_seconds,
       (select count(*) from wake)::int as woke,
       (select extract(epoch from next_run.at - clock_timestamp())::float8 * 1000 from next_run) as next_run_in_ms,
@@ -187,6 +196,8 @@ export async function claimDue(
     rows: Array<{
       fresh: boolean;
       found: boolean;
+      turn_before: string | null;
+      turn_after: string | null;
       gap_seconds: number | null;
       woke: number;
       next_run_in_ms: number | null;
@@ -219,6 +230,8 @@ export async function claimDue(
       waitMs: Number(message.wait_ms),
     })),
     gapMs: Number(row.gap_seconds) * 1000,
+    turnBefore: row.turn_before,
+    turnAfter: row.turn_after,
     nextRunInMs: Number(row.woke) > 0 && row.next_run_in_ms !== null ? Number(row.next_run_in_ms) : undefined,
     interrupted: Number(row.interrupted),
   };

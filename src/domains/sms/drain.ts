@@ -70,6 +70,8 @@ export const MAX_ATTEMPTS = 6;
 const MAX_STALE_ATTEMPTS = 5;
 /** A wake-up timer fires this much after the job's start: pg-boss fetches only jobs already due. */
 const WAKE_MARGIN_MS = 5;
+/** Numbers whose last turn this process remembers; past it they are forgotten (and seen as shared). */
+const MAX_KEPT_TURNS = 20_000;
 export const NUMBER_REMOVED_ERROR = 'The sending number was removed';
 
 /** The rules every claim runs by (besides the version and the number's default rate). */
@@ -98,6 +100,11 @@ export class SmsDrain {
   readonly #senders = new VersionedCache<DrainSender>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #lanes = new SendLanes();
+  /**
+   * The turn each number's last claim (or fresh slot) of this process left; a claim that finds
+   * another knows some other process claimed in between. Forgotten past MAX_KEPT_TURNS numbers.
+   */
+  readonly #turns = new Map<number, string>();
 
   constructor(
     private readonly deps: {
@@ -132,8 +139,12 @@ export class SmsDrain {
       }
       if (claim.kind === 'no-number') return this.#numberRemoved(tenant);
       if (claim.nextRunInMs !== undefined) this.#wakeIn(claim.nextRunInMs);
+      const shared = this.#turns.get(numberId) !== claim.turnBefore;
+      if (this.#turns.size >= MAX_KEPT_TURNS) this.#turns.clear();
+      if (claim.turnAfter === null) this.#turns.delete(numberId);
+      else this.#turns.set(numberId, claim.turnAfter);
       if (claim.messages.length > 0) {
-        this.deps.queue.track(this.#handOverBatch(tenant, numberId, sender!.value, claim));
+        this.deps.queue.track(this.#handOverBatch(tenant, numberId, sender!.value, claim, shared));
       }
       return;
     }
@@ -192,6 +203,7 @@ export class SmsDrain {
     numberId: number,
     sender: DrainSender,
     claim: Extract<Claim, { kind: 'claimed' }>,
+    shared: boolean,
   ): Promise<void> {
     const claimedAt = performance.now();
     const { credentials } = sender;
@@ -208,12 +220,21 @@ export class SmsDrain {
         return;
       }
       // Each leaves at its slot, in order, a gap after the number's previous one (send-lanes.ts).
-      // A fresh slot for a message that would leave late; the database away, it leaves as it is.
-      const retake = () =>
-        takeSmsTurn(this.deps.db, tenant, numberId, claim.gapMs / 1000).catch((error: unknown) => {
-          this.deps.log.warn({ err: error, phoneNumberId: numberId }, 'taking a fresh SMS slot failed');
-          return undefined;
-        });
+      // Another process claimed the number's messages since this one last did (or this one has
+      // not yet): a message that would leave late takes a fresh slot (send-lanes.ts). The database
+      // away, it leaves as it is.
+      const retake = shared
+        ? async () => {
+            try {
+              const taken = await takeSmsTurn(this.deps.db, tenant, numberId, claim.gapMs / 1000);
+              if (taken) this.#turns.set(numberId, taken.turn);
+              return taken?.inMs;
+            } catch (error) {
+              this.deps.log.warn({ err: error, phoneNumberId: numberId }, 'taking a fresh SMS slot failed');
+              return undefined;
+            }
+          }
+        : undefined;
       const answers = claim.messages.map((message) =>
         this.#lanes.enqueue(
           numberId,

@@ -7,9 +7,11 @@
  * other. A lane that runs late tells the next claim (`freeInMs`), which then plans its slots from
  * when the lane will be free: the delay is not carried into the batches after it.
  *
- * A message that could only leave well after its slot — more than half a gap (and 10 ms) late —
- * takes a fresh slot from the number's turn first (`retake`): another process may be sending the
- * number's next messages on time, and a late one would reach the carrier right beside them.
+ * When another process claims the number's messages too, a message that could only leave well
+ * after its slot — more than half a gap (and 10 ms) late — takes a fresh slot from the number's
+ * turn first (`retake`): that process may be sending the number's next messages on time, and a late
+ * one would reach the carrier right beside them. Alone, a process needs no such thing: its lane
+ * keeps its sends apart, and a fresh slot (behind everything claimed) would only hold the lane up.
  */
 
 /** One number's lane; times are this process's clock (performance.now). */
@@ -56,15 +58,16 @@ export class SendLanes {
   /**
    * Queues `send` in the number's lane for the slot `slotAt` (performance.now time), `gapMs` after
    * the lane's previous message at least; resolves with what `send` returned once it has left and
-   * answered. `retake` takes a fresh slot of the number and answers in how many milliseconds it
-   * comes (undefined: the number is gone; the message then leaves as it is).
+   * answered. `retake`, given when another process claims the number's messages too, takes a
+   * fresh slot of the number and answers in how many milliseconds it comes (undefined: none could
+   * be taken; the message then leaves as it is).
    */
   enqueue<T>(
     numberId: number,
     slotAt: number,
     gapMs: number,
     send: () => Promise<T>,
-    retake: () => Promise<number | undefined>,
+    retake?: () => Promise<number | undefined>,
   ): Promise<T> {
     const lane = this.#lane(numberId);
     lane.gapMs = gapMs;
@@ -78,7 +81,7 @@ export class SendLanes {
           await sleep(readyAt - now);
           continue;
         }
-        if (now - queued.slot <= lateToleranceMs(gapMs) || retakes >= MAX_RETAKES) break;
+        if (!retake || now - queued.slot <= lateToleranceMs(gapMs) || retakes >= MAX_RETAKES) break;
         retakes += 1;
         const inMs = await retake();
         if (inMs === undefined) break;
