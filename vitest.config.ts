@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
  */
 const ALONE = [
   'test/sms.test.ts',
+  'test/sms-drain-rate.test.ts',
   'test/voice-matrix.test.ts',
   'test/voice-recording.test.ts',
   'test/sip-calls.test.ts',

@@ -1,26 +1,32 @@
 /**
- * SMS: how fast `POST /sms/send` queues messages (message, job and idempotent answer in one
- * statement, shared by the sends arriving together) beside an authenticated one-row read in the same run, and how fast the queue drains to
- * the carrier_a simulator beside the ceiling the numbers' rates allow. On a server it also counts
- * the statements each costs (every query the driver sends, BEGIN and COMMIT included).
+ * SMS: how fast `POST /sms/send` queues messages (message, drain wake-up and idempotent answer in
+ * one statement, shared by the sends arriving together) beside an authenticated one-row read in the
+ * same run, and how fast the queue drains to the carrier_a simulator beside the ceiling the numbers'
+ * rates allow — while the sends arrive, and as a standing backlog. The simulator runs in a process
+ * of its own (bench/fixtures/carrier-a-process.ts), as a carrier is another system: this process's
+ * CPU is the platform's and the load generator's, and the carrier's delivery receipts (two a
+ * message) come back over HTTP as a carrier's would. On a server it also counts the statements each
+ * costs (every query the driver sends, BEGIN and COMMIT included).
  *
  *   npm run bench -- sms [messages=1000] [numbers=10] [rate per number=50]
  */
 import pg from 'pg';
 import { markEmailVerified } from '../src/domains/identity/store.js';
-import { CarrierASimulator } from '../src/sim/carrier-a.js';
+import { startCarrierA } from './fixtures/carrier-a-process.js';
 import { startBenchPlatform, table, timed } from './support.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function run(args: string[]): Promise<void> {
   const total = Number(args[0] ?? 1000);
   const numberCount = Number(args[1] ?? 10);
   const rate = Number(args[2] ?? 50);
-  const sim = new CarrierASimulator();
-  await sim.start();
+  const sim = await startCarrierA(1);
   const bench = await startBenchPlatform({ CARRIER_A_BASE_URL: sim.baseUrl });
   const { app, database } = bench.platform;
   const account = { account_sid: 'AC00000000000000000000000000000b01', auth_token: 'bench-token-0123456789' };
-  sim.addAccount(account);
+  await sim.addAccount(account);
+  const atCarrier = async () => (await sim.state()).messages;
 
   const registered = await app.inject({
     method: 'POST',
@@ -59,6 +65,17 @@ export async function run(args: string[]): Promise<void> {
     numberId = created.json().id;
     numbers.push(phone);
   }
+  const send = (i: number, prefix: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/sms/send',
+      headers,
+      payload: {
+        from_phone_number: numbers[i % numberCount],
+        to_phone_number: '+14155550199',
+        message: `${prefix} ${i}`,
+      },
+    });
 
   // Each `query` of a node-postgres client is one round trip (the embedded database is not counted).
   // The workers drain while the sends run: the send phase's count includes their statements.
@@ -75,34 +92,52 @@ export async function run(args: string[]): Promise<void> {
   } as typeof query;
   const server = Boolean(process.env.BENCH_DATABASE_URL);
   const perSend = (count: number) => (server ? (count / total).toFixed(1) : '—');
+  const ceiling = numberCount * rate;
 
   const beforeReads = statements;
   const read = await timed(total, 20, () =>
     app.inject({ method: 'GET', url: `/api/v1/phone-numbers/${numberId}`, headers }),
   );
   const readStatements = statements - beforeReads;
+
+  // Sends while the workers drain.
   const started = performance.now();
   const beforeSends = statements;
-  const queued = await timed(total, 20, (i) =>
-    app.inject({
-      method: 'POST',
-      url: '/sms/send',
-      headers,
-      payload: {
-        from_phone_number: numbers[i % numberCount],
-        to_phone_number: '+14155550199',
-        message: `bench ${i}`,
-      },
-    }),
-  );
+  const queued = await timed(total, 20, (i) => send(i, 'bench'));
   const sendStatements = statements - beforeSends;
   const sendWrites = messageWrites;
-  while (sim.messages.length < total) await new Promise((resolve) => setTimeout(resolve, 50));
+  while ((await atCarrier()) < total) await sleep(50);
   const drainStatements = statements - beforeSends;
   const drainSeconds = (performance.now() - started) / 1000;
   const drained = total / drainSeconds;
-  const ceiling = numberCount * rate;
-  const times = sim.messages.map((m) => m.at).sort((a, b) => a - b);
+  await sim.settle();
+
+  // A standing backlog: as many messages queued while the numbers' turns are an hour away (a drain
+  // claims nothing, and its next wake-up waits for the turn), then released — turns cleared, the
+  // waiting wake-ups made due and the workers woken — and timed from the release to the last
+  // arrival at the carrier: the drain alone, beside the ceiling.
+  const numbersOfBench = `phone_number like '+1415777%'`;
+  await database.executeSql(
+    `update phone_numbers set sms_next_send_at = now() + interval '1 hour' where ${numbersOfBench}`,
+  );
+  for (let i = 0; i < total; i += 20)
+    await Promise.all(Array.from({ length: Math.min(20, total - i) }, (_, j) => send(i + j, 'backlog')));
+  const before = await atCarrier();
+  const beforeBacklog = statements;
+  const cpuBefore = process.cpuUsage();
+  const released = performance.now();
+  await database.executeSql(`update phone_numbers set sms_next_send_at = null where ${numbersOfBench}`);
+  await database.executeSql(
+    `update pgboss.job set start_after = now() where name like 'sms.%' and state = 'created'`,
+  );
+  bench.platform.queue.wake('sms.drain');
+  while ((await atCarrier()) < before + total) await sleep(20);
+  const backlogSeconds = (performance.now() - released) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const backlogStatements = statements - beforeBacklog;
+  const backlogDrained = total / backlogSeconds;
+  const times = await sim.messageTimes();
+  const backlogTimes = times.slice(before).sort((a, b) => a - b);
 
   table([
     { operation: 'GET one phone number (authenticated read, baseline)', 'req/s': Math.round(read), ratio: 1 },
@@ -112,16 +147,23 @@ export async function run(args: string[]): Promise<void> {
       ratio: Number((queued / read).toFixed(2)),
     },
     {
-      operation: `drain to the simulator (${numberCount} numbers × ${rate}/s = ceiling ${ceiling}/s)`,
+      operation: `drain while the sends arrive, from the first send (${numberCount} numbers × ${rate}/s = ceiling ${ceiling}/s)`,
       'req/s': Math.round(drained),
       ratio: Number((drained / ceiling).toFixed(2)),
+    },
+    {
+      operation: `drain of a standing backlog of ${total}, release to last arrival, beside the ceiling`,
+      'req/s': Math.round(backlogDrained),
+      ratio: Number((backlogDrained / ceiling).toFixed(2)),
     },
   ]);
   console.log(
     `sms: queued ${Math.round(queued)} req/s (ratio ${(queued / read).toFixed(2)} to a one-row read); ` +
       `drained ${total} in ${drainSeconds.toFixed(1)} s = ${Math.round(drained)}/s, ${((drained / ceiling) * 100).toFixed(0)} % of the rate ceiling; ` +
-      `first to last at the carrier ${((times.at(-1)! - times[0]!) / 1000).toFixed(1)} s; ` +
-      `statements: ${perSend(readStatements)} per read, ${perSend(sendStatements)} per message during the send phase (workers included), ${server ? (total / sendWrites).toFixed(1) : '—'} sends per writing statement, ${perSend(drainStatements)} per message in all (send, drain, receipts)`,
+      `statements: ${perSend(readStatements)} per read, ${perSend(sendStatements)} per message during the send phase (workers included), ${server ? (total / sendWrites).toFixed(1) : '—'} sends per writing statement, ${perSend(drainStatements)} per message in all (send, drain, receipts); ` +
+      `backlog of ${total} drained in ${backlogSeconds.toFixed(2)} s = ${Math.round(backlogDrained)}/s, ${((backlogDrained / ceiling) * 100).toFixed(0)} % of the rate ceiling ` +
+      `(first to last arrival ${((backlogTimes.at(-1)! - backlogTimes[0]!) / 1000).toFixed(2)} s), ${perSend(backlogStatements)} statements per message (drain, receipts), ` +
+      `platform process CPU ${((cpu.user + cpu.system) / 1e6 / backlogSeconds).toFixed(2)} cores`,
   );
   await bench.close();
   await sim.stop();

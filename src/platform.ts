@@ -201,6 +201,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     targets,
     publicUrl: config.publicUrl,
     pricePerSegment: config.prices.smsSegment,
+    log: logger,
   });
   await sms.start(database);
   const executor = new CampaignExecutor({
@@ -340,7 +341,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     carrierWebhooks.onMachineDetection((_tenant, callId, verdict) =>
       voice.runtime.machineDetection(callId, verdict),
     );
-  sms.onMessageSettled((tx, jobs, tenant, message) => executor.messageSettled(tx, jobs, tenant, message));
+  sms.onMessageSettled((tx, jobs, tenant, messages) => executor.messagesSettled(tx, jobs, tenant, messages));
 
   const consoleBuilds = new ConsoleBuilds();
   const app = await buildApp({
@@ -379,6 +380,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         analysis,
         knowledge: documentProcessor,
       });
+      await sms.wakeEveryQueue();
       recovery.start();
       knowledgeRecovery.start();
     },
@@ -408,6 +410,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         await knowledgeRecovery.stop();
         await campaignProgressFeed.stop();
         await queue.stop(config.shutdownTimeoutMs);
+        sms.stop();
         await apiKeyUsage.stop();
         cloudFunctions.close();
         // Calls through trunks end (BYE) before the runtime that talks on them closes.

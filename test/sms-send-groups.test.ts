@@ -1,6 +1,6 @@
 /**
  * Queued sends arriving together are written together (domains/sms/send-groups.ts): one statement
- * for the messages, jobs and idempotent answers of every send that waited while the previous one
+ * for the messages, drain wake-ups and idempotent answers of every send that waited while the previous one
  * was in flight. Each request still gets its own answer: concurrent sends all land once, a key sent
  * concurrently is held by one of them and the rest answer as repeats (or 422 for another body), and
  * one send that cannot be written (its sender stale, its key taken, a row breaking a constraint)
@@ -106,39 +106,46 @@ async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
 }
 
 describe('grouped queued sends', () => {
-  it('concurrent requests are each written once, with their jobs', async () => {
+  it('concurrent requests are each written once, with their number’s one drain wake-up', async () => {
     const org = await organization();
     const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => send(org, { message: `g${i}` })));
     for (const answer of answers) expect(answer.statusCode, answer.body).toBe(200);
     const ids = answers.map((answer) => answer.json().message_id as string);
     expect(new Set(ids).size).toBe(60);
+    // One wake-up waits per number (the queue's `short` policy): the first statement wrote it, the
+    // later ones found it waiting.
     const [written] = await rows<{ messages: number; jobs: number; matched: number }>(sql`
       select count(*)::int as messages,
         count(*) filter (where m.id::text = any(${`{${ids.join(',')}}`}::text[]))::int as matched,
-        (select count(*)::int from pgboss.job j where j.name = 'sms.send'
-          and j.data->>'organization_id' = ${String(org.organizationId)}) as jobs
+        (select count(*)::int from pgboss.job j where j.name = 'sms.drain' and j.state = 'created'
+          and j.singleton_key = ${String(org.numberId)}
+          and j.data = jsonb_build_object('organization_id', ${org.organizationId}::int,
+            'phone_number_id', ${org.numberId}::int)) as jobs
       from messages m where m.organization_id = ${org.organizationId} and m.status = 'queued'`);
-    expect(written).toEqual({ messages: 60, matched: 60, jobs: 60 });
+    expect(written).toEqual({ messages: 60, matched: 60, jobs: 1 });
   });
 
   it('sends waiting while a statement is in flight are written by the next one, together', async () => {
     const org = await organization();
     const tenant = new Tenant(org.organizationId);
     const version = await configVersion(t.database.db, tenant);
-    const groups = new SendGroups(t.database.db);
+    let wakes = 0;
+    const groups = new SendGroups(t.database.db, () => wakes++);
     // All 60 arrive at once: the first is written alone at once, the other 59 wait for it and
     // then share the next statement.
     const outcomes = await Promise.all(
       Array.from({ length: 60 }, (_, i) => groups.write(tenant, queuedSend(org, version, `w${i}`))),
     );
     expect(new Set(outcomes)).toEqual(new Set(['written']));
-    // A statement's rows share its transaction's now(): two distinct times, two statements.
+    // A statement's rows share its transaction's now(): two distinct times, two statements. The
+    // first wrote the number's drain wake-up (and woke a worker), the second found it waiting.
     const [written] = await rows<{ messages: number; statements: number; jobs: number }>(sql`
       select count(*)::int as messages, count(distinct m.created_at)::int as statements,
-        (select count(*)::int from pgboss.job j where j.name = 'sms.send'
+        (select count(*)::int from pgboss.job j where j.name = 'sms.drain'
           and j.data->>'organization_id' = ${String(org.organizationId)}) as jobs
       from messages m where m.organization_id = ${org.organizationId}`);
-    expect(written).toEqual({ messages: 60, statements: 2, jobs: 60 });
+    expect(written).toEqual({ messages: 60, statements: 2, jobs: 1 });
+    expect(wakes).toBe(1);
   });
 
   it('one key sent concurrently is held once; the same body gets its answer, another body 422', async () => {
@@ -205,9 +212,10 @@ describe('grouped queued sends', () => {
       'good 4',
       'good 5',
     ]);
+    // The one number's drain wake-up, written by the first statement and waiting still.
     const [jobs] = await rows<{ n: number }>(sql`
-      select count(*)::int as n from pgboss.job where name = 'sms.send'
+      select count(*)::int as n from pgboss.job where name = 'sms.drain' and state = 'created'
         and data->>'organization_id' = ${String(org.organizationId)}`);
-    expect(jobs!.n).toBe(6);
+    expect(jobs!.n).toBe(1);
   });
 });

@@ -3,8 +3,8 @@
  * (domains/sms/senders.ts). Every change to what it reads takes effect on the very next send — made
  * through this platform, or through a second platform instance on the same database (on a server,
  * with its own connections, as another process would), or by a statement no platform made (an
- * operator's SQL, the CLI) — and a send still writes its message, job and idempotent answer
- * together. The workers do not run here: the sends' answers and rows are what is checked.
+ * operator's SQL, the CLI) — and a send still writes its message, its number's drain wake-up and
+ * idempotent answer together. The workers do not run here: the sends' answers and rows are what is checked.
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,9 +173,14 @@ describe('changes no platform made', () => {
     for (const t of [one, two]) expect((await send(t, org)).statusCode).toBe(200);
   });
 
-  it('a stale sender writes nothing: the send is resolved again and written once, with its job', async () => {
+  it('a stale sender writes nothing: the send is resolved again and written once, with its wake-up', async () => {
     const org = await organization();
     await warm(org);
+    // The warm-up's sends left the number's drain wake-up waiting: without it, only this send's
+    // statement can write the one counted below.
+    await one.database.db.execute(
+      sql`delete from pgboss.job where name = 'sms.drain' and singleton_key = ${String(org.numberId)}`,
+    );
     // A version bump with no notification (as if the NOTIFY were lost): only the check in the
     // send statement can notice it.
     await one.database.db.execute(
@@ -188,17 +193,19 @@ describe('changes no platform made', () => {
     expect(await count(one, sql`select count(*)::int as n from messages where body = 'After a bump'`)).toBe(
       1,
     );
+    expect(await count(one, sql`select count(*)::int as n from messages where id = ${id}`)).toBe(1);
     expect(
       await count(
         one,
-        sql`select count(*)::int as n from pgboss.job where name = 'sms.send' and data->>'message_id' = ${id}`,
+        sql`select count(*)::int as n from pgboss.job where name = 'sms.drain'
+            and data->>'phone_number_id' = ${String(org.numberId)} and state = 'created'`,
       ),
     ).toBe(1);
   });
 });
 
 describe('one statement', () => {
-  it('writes the message, its job and the idempotent answer together; a repeat gets the answer', async () => {
+  it('writes the message, its number’s drain wake-up and the idempotent answer together; a repeat gets the answer', async () => {
     const org = await organization();
     const key = `key-${serial}`;
     const first = await send(one, org, { message: 'Keyed' }, { 'idempotency-key': key });
@@ -217,21 +224,27 @@ describe('one statement', () => {
             and response->'body'->>'message_id' = ${id}`,
       ),
     ).toBe(1);
+    // The organization's first send: its statement wrote the number's one wake-up.
     const job = (await one.database.db.execute(
-      sql`select j.state, j.retry_limit, j.retry_delay, j.retry_backoff, extract(epoch from j.expire_in)::int as expire,
-            j.policy, j.keep_until > now() + interval '13 days' as kept
-          from pgboss.job j where j.name = 'sms.send' and j.data->>'message_id' = ${id}`,
+      sql`select j.state, j.data, j.singleton_key, j.retry_limit, j.retry_delay, j.retry_backoff,
+            extract(epoch from j.expire_in)::int as expire, j.policy,
+            j.keep_until > now() + interval '13 days' as kept, j.start_after <= now() as due
+          from pgboss.job j where j.name = 'sms.drain'
+            and j.data->>'organization_id' = (select organization_id::text from messages where id = ${id})`,
     )) as unknown as { rows: Array<Record<string, unknown>> };
     // The queue's policy (jobs.ts), as pg-boss's own send would have written it.
     expect(job.rows).toEqual([
       {
         state: 'created',
-        retry_limit: 5,
-        retry_delay: 10,
+        data: { organization_id: expect.any(Number), phone_number_id: org.numberId },
+        singleton_key: String(org.numberId),
+        retry_limit: 10,
+        retry_delay: 1,
         retry_backoff: true,
         expire: 30,
-        policy: 'standard',
+        policy: 'short',
         kept: true,
+        due: true,
       },
     ]);
   });

@@ -840,11 +840,13 @@ describe('cancelling', () => {
     const cancelled = await messageOf(org.admin.headers, id);
     expect(cancelled).toMatchObject({ status: 'cancelled', sent_at: null, cost: null });
 
-    // Past the number's next turn (5 s after the first), and until every job has run, nothing was sent.
+    // Past the number's next turn (5 s after the first), and until every drain of the number has
+    // run (the one that claimed the first message left a wake-up for the turn after it), nothing was sent.
     await sleep(5500);
     await waitFor(async () => {
       const jobs = await t.database.db.execute<{ state: string }>(
-        sql`select state from pgboss.job where name = 'sms.send' and data->>'message_id' = ${id}`,
+        sql`select state from pgboss.job
+            where name = 'sms.drain' and data->>'phone_number_id' = ${String(org.numberId)}`,
       );
       const rows = (jobs as unknown as { rows: Array<{ state: string }> }).rows;
       return rows.length > 0 && rows.every((r) => r.state === 'completed');

@@ -7,8 +7,12 @@ export interface JobPayloads {
   'mail.send': { sealed_message: string };
   /** One attempt at a webhook delivery (a row of webhook_deliveries). */
   'webhook.deliver': { delivery_id: number };
-  /** Sends one queued SMS when its number's rate allows (a row of messages). */
-  'sms.send': { message_id: string; organization_id: number };
+  /**
+   * Drains one number's SMS queue for a moment: claims the messages due within a short horizon at
+   * the number's rate and hands them to the carrier, each at its slot (domains/sms/drain.ts). At
+   * most one waits per number (the queue's `short` policy, keyed by the number's id).
+   */
+  'sms.drain': { organization_id: number; phone_number_id: number };
   /**
    * Hands a running campaign's due contacts to attempts, within its and its organization's limits
    * (at most one waiting per campaign: the queue's `short` policy, keyed by campaign).
@@ -56,10 +60,16 @@ export const jobPolicies: Record<JobName, JobPolicy> = {
   // 9 attempts over roughly 2 to 4 hours (30 s doubled each time, with jitter); one attempt takes at
   // most 10 s (docs/webhooks.md).
   'webhook.deliver': { retryLimit: 8, retryDelay: 30, retryBackoff: true, expireInSeconds: 60 },
-  // Retries only follow retryable carrier failures (the message goes back to queued in between).
-  // A send waits at most a moment plus the carrier's 10 s: a job still active after 30 s belongs to
-  // a process that died, and is handed to another worker.
-  'sms.send': { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 30 },
+  // Keyed per number, not per organization: each number has its own turn and pace, so one number's
+  // backlog never holds another's drain back, and the wake-ups of one number's sends (one per send
+  // statement, one per claim that leaves messages behind) coalesce into the one waiting job. A run
+  // is one statement (the claim) and is idempotent — it takes what is due, nothing when nothing is —
+  // so a wake-up dropped because one already waits loses nothing, and a failed run (the database
+  // away) is simply run again soon. The carrier is called after the job completed (drain.ts), so
+  // the job's time-out does not include the carrier's: an active run after 30 s belongs to a
+  // process that died. Retryable carrier failures are not retried by the job: the message goes back
+  // to the queue with a back-off of its own (drain.ts).
+  'sms.drain': { retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 30, policy: 'short' },
   // Dispatching is idempotent (it locks the campaign and looks at what is due), so one waiting
   // dispatch per campaign is enough however many attempts finish meanwhile. Not `stately`: a
   // dispatch left active by a killed process would block the campaign's next one until it expired.

@@ -73,6 +73,8 @@ export class JobQueue {
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Job handlers running in this process. */
   #running = 0;
+  /** Work handlers started that goes on after they returned (see `track`). */
+  readonly #tracked = new Set<Promise<unknown>>();
   /** Which worker of each job `wake` notifies next. */
   readonly #wakeTurn = new Map<JobName, number>();
   #started = false;
@@ -107,15 +109,18 @@ export class JobQueue {
     this.#started = true;
     for (const name of Object.keys(jobPolicies) as JobName[]) {
       const policy = jobPolicies[name];
+      // The policy is given to updateQueue too: pg-boss 10's updateQueue sets it to `standard`
+      // when it is left out, which turned every `short` queue standard at the second start.
       const queue = {
         name,
         retryLimit: policy.retryLimit,
         retryDelay: policy.retryDelay,
         retryBackoff: policy.retryBackoff,
         expireInSeconds: policy.expireInSeconds,
+        policy: policy.policy ?? 'standard',
       };
       if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, queue);
-      else await this.#boss.createQueue(name, { ...queue, policy: policy.policy ?? 'standard' });
+      else await this.#boss.createQueue(name, queue);
     }
   }
 
@@ -205,6 +210,17 @@ export class JobQueue {
     this.#workers.set(name, [...(this.#workers.get(name) ?? []), ...ids]);
   }
 
+  /**
+   * Work a job handler started that goes on after the handler returned (the SMS drain's sends, which
+   * wait for their slots and the carrier after their job completed): `stop` waits for it as for a
+   * running handler, before the queue stops.
+   */
+  track(work: Promise<unknown>): void {
+    this.#tracked.add(work);
+    const forget = () => this.#tracked.delete(work);
+    work.then(forget, forget);
+  }
+
   get running(): boolean {
     return this.#started;
   }
@@ -247,13 +263,17 @@ export class JobQueue {
     await this.#settle(deadline);
   }
 
-  /** Resolves once no handler runs and no pg-boss query is outstanding for a whole event-loop turn. */
+  /**
+   * Resolves once no handler runs, no tracked work is left and no pg-boss query is outstanding for a
+   * whole event-loop turn.
+   */
   async #settle(deadline: number): Promise<void> {
     while (Date.now() < deadline) {
       if (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
       await new Promise((resolve) => setImmediate(resolve));
-      if (this.#inFlight.size === 0 && this.#running === 0) return;
-      if (this.#running > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (this.#inFlight.size === 0 && this.#running === 0 && this.#tracked.size === 0) return;
+      if (this.#running > 0 || this.#tracked.size > 0)
+        await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 }

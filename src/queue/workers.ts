@@ -20,8 +20,8 @@ export async function registerWorkers(
 ): Promise<void> {
   await queue.work('mail.send', (payload) => handlers.mailer.deliver(payload), 2);
   await queue.work('webhook.deliver', (payload, job) => handlers.webhooks.deliver(payload, job), 4);
-  // Several at once: each waits for its own number's slot, so numbers do not hold each other up.
-  await queue.work('sms.send', (payload) => handlers.sms.runSendJob(payload), 8);
+  // A run is one statement (its sends go on after it, drain.ts): a few workers keep many numbers going.
+  await queue.work('sms.drain', (payload) => handlers.sms.runDrain(payload), 4);
   // Dispatching is serialised per organization anyway; attempts wait on carriers, so run several.
   await queue.work('campaign.dispatch', (payload) => handlers.campaigns.runDispatch(payload), 2);
   await queue.work('campaign.attempt', (payload) => handlers.campaigns.runAttempt(payload), 8);

@@ -39,6 +39,27 @@ export class BillingService {
     });
   }
 
+  /**
+   * Applies several changes to one organization's wallet at once (one statement, one ledger entry
+   * each, in order): what `apply` would do for each, as the SMS drain charges a batch of messages.
+   */
+  async applyMany(
+    organizationId: number,
+    changes: Array<Omit<WalletChange, 'organizationId'>>,
+    ex: Executor = this.deps.db,
+  ): Promise<void> {
+    await store.applyManyToWallet(
+      ex,
+      organizationId,
+      changes.map((change) => ({
+        amount: roundMoney(change.amount),
+        kind: change.kind,
+        description: change.description,
+        reference: change.reference ?? null,
+      })),
+    );
+  }
+
   async wallet(tenant: Tenant): Promise<{ balance: number; currency: string }> {
     const row = await store.findWallet(this.deps.db, tenant);
     return { balance: Number(row?.balance ?? 0), currency: row?.currency ?? 'USD' };

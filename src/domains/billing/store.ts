@@ -47,6 +47,45 @@ export async function applyToWallet(
   };
 }
 
+/**
+ * Applies several changes to one organization's wallet in one statement: the wallet moves once by
+ * their sum, and each change gets its ledger entry, in the order given, with the balance right after
+ * it (the balance after the last is the wallet's) — the entries `applyToWallet` would have written
+ * one by one, under one lock of the wallet row.
+ */
+export async function applyManyToWallet(
+  ex: Executor,
+  organizationId: number,
+  changes: Array<{ amount: number; kind: LedgerKind; description: string; reference: string | null }>,
+): Promise<number> {
+  if (changes.length === 0) return 0;
+  const input = changes.map((change, ord) => ({ ord, ...change }));
+  const result = (await ex.execute(sql`
+    with input as (
+      select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+        as i(ord int, amount numeric, kind text, description text, reference text)
+    ),
+    wallet as (
+      insert into wallets (organization_id, balance)
+      select ${organizationId}::int, sum(input.amount) from input
+      on conflict (organization_id) do update set balance = wallets.balance + excluded.balance, updated_at = now()
+      returning balance
+    ),
+    entries as (
+      insert into ledger_entries (organization_id, amount, balance_after, kind, description, reference)
+      select ${organizationId}::int, input.amount,
+        wallet.balance - coalesce(sum(input.amount) over (
+          order by input.ord rows between 1 following and unbounded following
+        ), 0),
+        input.kind, input.description, input.reference
+      from input cross join wallet
+      order by input.ord
+      returning 1
+    )
+    select count(*)::int as n from entries`)) as unknown as { rows: Array<{ n: number }> };
+  return Number(result.rows[0]?.n ?? 0);
+}
+
 export async function findWallet(ex: Executor, tenant: Tenant) {
   const [row] = await ex.select().from(wallets).where(tenant.owns(wallets)).limit(1);
   return row;

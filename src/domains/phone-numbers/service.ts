@@ -23,19 +23,6 @@ export function defaultSmsRate(phoneNumber: string): number {
   return isTollFree(phoneNumber) ? DEFAULT_SMS_RATE.tollFree : DEFAULT_SMS_RATE.longCode;
 }
 
-/**
- * The SMS queue's pace per number: takes the number's next sending turn, `gapSeconds` after the
- * previous one (see store.takeSmsSendTurn). The turn is kept on the number's row, so it is written here.
- */
-export function takeSmsSendTurn(
-  ex: Executor,
-  tenant: Tenant,
-  phoneNumberId: number,
-  gapSeconds: number,
-): ReturnType<typeof store.takeSmsSendTurn> {
-  return store.takeSmsSendTurn(ex, tenant, phoneNumberId, gapSeconds);
-}
-
 export interface PhoneNumberInput {
   phone_number?: string;
   provider?: string;

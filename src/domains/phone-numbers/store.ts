@@ -105,36 +105,6 @@ export async function numbersRoutedTo(
     .orderBy(asc(phoneNumbers.id));
 }
 
-/**
- * Takes the number's SMS sending turn if it is free: a turn opens `gapSeconds` after the previous one
- * started. One atomic update decides, so concurrent senders (in any process) never share a turn.
- * Returns when the next turn opens when this one was not free.
- */
-export async function takeSmsSendTurn(
-  ex: Executor,
-  tenant: Tenant,
-  phoneNumberId: number,
-  gapSeconds: number,
-): Promise<{ taken: true } | { taken: false; opensAt: Date | null }> {
-  const [row] = await ex
-    .update(phoneNumbers)
-    .set({ smsNextSendAt: sql`clock_timestamp() + make_interval(secs => ${gapSeconds}::float8)` })
-    .where(
-      tenant.where(
-        phoneNumbers,
-        eq(phoneNumbers.id, phoneNumberId),
-        sql`(${phoneNumbers.smsNextSendAt} is null or ${phoneNumbers.smsNextSendAt} <= clock_timestamp())`,
-      ),
-    )
-    .returning({ id: phoneNumbers.id });
-  if (row) return { taken: true };
-  const [number] = await ex
-    .select({ opensAt: phoneNumbers.smsNextSendAt })
-    .from(phoneNumbers)
-    .where(tenant.where(phoneNumbers, eq(phoneNumbers.id, phoneNumberId)));
-  return { taken: false, opensAt: number?.opensAt ? new Date(number.opensAt) : null };
-}
-
 /** Inserts the number; undefined when the number is registered already (anywhere). */
 export async function insertPhoneNumber(
   ex: Executor,

@@ -10,7 +10,7 @@
  */
 import type { Db } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
-import { type GroupedSend, type SendWritten, writeSend, writeSends } from './send-store.js';
+import { type GroupedSend, type SendWritten, writeSends } from './send-store.js';
 
 /** Sends one statement writes at most: its parameter stays small and its locks short. */
 const MAX_GROUP = 200;
@@ -30,7 +30,14 @@ interface Group {
 export class SendGroups {
   readonly #groups = new Map<number, Group>();
 
-  constructor(private readonly db: Db) {}
+  /**
+   * `wake`: called after a statement wrote a drain wake-up (the sends' numbers had none waiting), so
+   * that a worker of this process looks at once instead of at its next poll.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly wake: () => void = () => {},
+  ) {}
 
   /** Writes a queued send together with whichever sends of its organization are waiting. */
   write(tenant: Tenant, send: GroupedSend): Promise<SendWritten> {
@@ -64,11 +71,13 @@ export class SendGroups {
     if (batch.length === 1) return this.#writeAlone(tenant, batch[0]!);
     let outcomes: SendWritten[];
     try {
-      outcomes = await writeSends(
+      const written = await writeSends(
         this.db,
         tenant,
         batch.map((waiting) => waiting.send),
       );
+      outcomes = written.outcomes;
+      if (written.wakeUps > 0) this.wake();
     } catch {
       // One row broke a constraint (its number or assistant removed meanwhile, say) and took the
       // statement with it: write each alone, so the error reaches only the request it belongs to.
@@ -80,9 +89,9 @@ export class SendGroups {
 
   async #writeAlone(tenant: Tenant, waiting: Waiting): Promise<void> {
     try {
-      waiting.resolve(
-        await writeSend(this.db, tenant, waiting.send.version, waiting.send.row, waiting.send.idempotency),
-      );
+      const written = await writeSends(this.db, tenant, [waiting.send]);
+      if (written.wakeUps > 0) this.wake();
+      waiting.resolve(written.outcomes[0]!);
     } catch (error) {
       waiting.reject(error);
     }

@@ -1,32 +1,26 @@
 /**
  * Sending SMS and MMS: `POST /sms/send` (queued under each number's rate, or sent at once),
- * idempotency keys, the `sms.send` job and the hand-off to the carrier.
+ * idempotency keys, and queueing a campaign's message.
  *
- * The queue is durable: a queued message is a row plus a job committed together; the job takes the
- * number's next sending slot when it runs (so the rate holds after a restart too) and claims the row
- * (queued → sending) before it calls the carrier, so no message is sent twice. A message found in
- * `sending` after a crash is not resent: the carrier may have accepted it, and a duplicate is worse.
+ * The queue is durable: a queued message is a row written in the same statement as its number's
+ * drain wake-up (`sms.drain`); the drain (drain.ts) claims it (queued → sending) at the number's
+ * rate before it calls the carrier, so no message is sent twice. A message found in `sending` after
+ * a crash is not resent: the carrier may have accepted it, and a duplicate is worse.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import { Tenant } from '../../db/tenant.js';
+import type { Tenant } from '../../db/tenant.js';
 import { canonicalUrl, type OutboundTargets } from '../../lib/outbound-target.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
 import { smsSegments } from '../../lib/sms-segments.js';
-import type { Carriers } from '../../providers/carriers/index.js';
 import type { CarrierId } from '../../providers/carriers/types.js';
-import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import { type BillingService, roundMoney } from '../billing/service.js';
 import { conflict, ValidationFailed } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
-import { findPhoneNumber } from '../phone-numbers/reads.js';
-import { defaultSmsRate, takeSmsSendTurn } from '../phone-numbers/service.js';
-import type { ConfigResolver } from '../runtime/resolve-config.js';
+import type { HandOver } from './hand-over.js';
 import { SendGroups } from './send-groups.js';
-import { type SendRow, writeSend } from './send-store.js';
+import { type SendRow, writeSends } from './send-store.js';
 import type { SenderCache } from './senders.js';
-import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from './settlement.js';
 import * as store from './store.js';
 
 export interface SendSms {
@@ -60,8 +54,6 @@ export interface StoredAnswer {
   body: Record<string, unknown>;
 }
 
-/** A job waits for its number's turn no longer than this; a later turn re-queues the job instead. */
-const MAX_WAIT_IN_JOB_MS = 250;
 /** Sends resolved again after their sender changed under them, before giving up. */
 const MAX_STALE_ATTEMPTS = 5;
 /** How long a repeat waits for the first request with its key to finish. */
@@ -87,23 +79,18 @@ export class SmsSending {
     private readonly deps: {
       db: Db;
       queue: JobQueue;
-      carriers: Carriers;
-      resolver: ConfigResolver;
-      billing: BillingService;
       /** The outbound-target policy: the carrier fetches `media_urls` for the tenant. */
       targets: OutboundTargets;
-      publicUrl: string;
-      pricePerSegment: number;
-      settlement: Settlement;
+      handOver: HandOver;
       senders: SenderCache;
     },
   ) {
-    this.#groups = new SendGroups(deps.db);
+    this.#groups = new SendGroups(deps.db, () => deps.queue.wake('sms.drain'));
   }
 
   /**
-   * Queues an outbound message in the caller's transaction: the row and its `sms.send` job commit
-   * together, exactly as `/sms/send` with `queue: true` does. The number's rate and FIFO apply.
+   * Queues an outbound message in the caller's transaction: the row and its number's drain wake-up
+   * commit together, as `/sms/send` with `queue: true` writes them. The number's rate and FIFO apply.
    */
   async queueOutbound(
     tx: Executor,
@@ -124,12 +111,12 @@ export class SmsSending {
       segments: smsSegments(message.body),
       attempts: 0,
     });
-    await jobs.enqueue('sms.send', { message_id: row.id, organization_id: tenant.organizationId });
+    await jobs.enqueue(
+      'sms.drain',
+      { organization_id: tenant.organizationId, phone_number_id: message.phoneNumberId },
+      { singletonKey: String(message.phoneNumberId) },
+    );
     return row;
-  }
-
-  receiptUrl(provider: string, messageId: string): string {
-    return `${this.deps.publicUrl}/webhooks/${provider}/sms-status?message_id=${messageId}`;
   }
 
   /** Sends or queues a message; with an idempotency key a repeat answers the first answer again. */
@@ -195,8 +182,9 @@ export class SmsSending {
 
   /**
    * One send: the sender from memory (senders.ts), then one statement that writes the message, its
-   * job and the idempotent answer — or, when the sender changed meanwhile, nothing, and the sender
-   * is resolved again. An immediate send then waits for its carrier before it answers.
+   * number's drain wake-up and the idempotent answer — or, when the sender changed meanwhile,
+   * nothing, and the sender is resolved again. An immediate send then waits for its carrier before
+   * it answers.
    */
   async #sendOnce(
     tenant: Tenant,
@@ -228,13 +216,11 @@ export class SmsSending {
             row: { ...row, status: 'queued' },
             idempotency: idempotency && { ...idempotency, answer },
           })
-        : await writeSend(
-            this.deps.db,
-            tenant,
-            sender.version,
-            row,
-            idempotency && { ...idempotency, answer: null },
-          );
+        : (
+            await writeSends(this.deps.db, tenant, [
+              { version: sender.version, row, idempotency: idempotency && { ...idempotency, answer: null } },
+            ])
+          ).outcomes[0]!;
       if (written === 'stale') {
         this.deps.senders.forget(tenant.organizationId);
         // Each attempt resolves at the current version: only changes racing each one land here.
@@ -242,10 +228,7 @@ export class SmsSending {
         throw new Error('The sending number kept changing while the message was being sent');
       }
       if (written === 'key-taken') return this.#repeat(tenant, idempotency!);
-      if (answer) {
-        this.deps.queue.wake('sms.send');
-        return answer;
-      }
+      if (answer) return answer;
       return this.#sendNow(tenant, row, sender.credentials, idempotency);
     }
   }
@@ -265,9 +248,11 @@ export class SmsSending {
       body: row.body,
       mediaUrls: row.mediaUrls,
     };
-    const sent = await this.#deliver(tenant, message, credentials);
+    const { handOver } = this.deps;
+    const sent = await handOver.send(message, credentials, false);
+    await handOver.record(tenant, [sent]);
     const answer =
-      sent.status === 'sent'
+      sent.status === 'accepted'
         ? this.#answer(200, row.id, 'Message sent', row.provider, 'sent')
         : { status: 500, body: { detail: `The carrier did not send the message: ${sent.error}` } };
     if (idempotency)
@@ -313,126 +298,5 @@ export class SmsSending {
       status,
       body: { success: state !== 'failed', message_id: messageId, message, provider, status: state },
     };
-  }
-
-  /**
-   * Hands a claimed message (status `sending`) to its carrier and records the outcome: `sent` with
-   * the carrier's id and the charge, `queued` again for a retryable failure (when `retry`), else
-   * `failed` with the carrier's words.
-   */
-  async #deliver(
-    tenant: Tenant,
-    message: Pick<
-      store.MessageRow,
-      'id' | 'provider' | 'fromPhoneNumber' | 'toPhoneNumber' | 'body' | 'mediaUrls'
-    >,
-    credentials: Record<string, string>,
-    options: { retry?: boolean } = {},
-  ): Promise<{ status: 'sent' | 'failed' | 'retry'; error?: string }> {
-    const { db } = this.deps;
-    const adapter = this.deps.carriers[message.provider as CarrierId];
-    try {
-      const sent = await adapter.sendMessage(credentials, {
-        from: message.fromPhoneNumber,
-        to: message.toPhoneNumber,
-        body: message.body,
-        mediaUrls: message.mediaUrls,
-        statusCallbackUrl: this.receiptUrl(message.provider, message.id),
-      });
-      const segments = Math.max(sent.segments, 1);
-      const cost = roundMoney(segments * this.deps.pricePerSegment);
-      await this.deps.queue.transaction(async (tx, jobs) => {
-        const accepted = await store.markAccepted(tx, tenant, message.id, {
-          providerMessageId: sent.messageId,
-          segments,
-          cost,
-        });
-        if (accepted) await this.deps.settlement.tell(tx, jobs, tenant, accepted);
-        if (cost > 0) {
-          await this.deps.billing.apply(
-            {
-              organizationId: tenant.organizationId,
-              amount: -cost,
-              kind: 'sms',
-              description: `SMS to ${message.toPhoneNumber}: ${segments} segment${segments === 1 ? '' : 's'}`,
-              reference: `sms:${message.id}`,
-            },
-            tx,
-          );
-        }
-      });
-      return { status: 'sent' };
-    } catch (error) {
-      if (!(error instanceof ProviderError)) throw error;
-      if (options.retry && error.retryable) {
-        await store.updateMessage(db, tenant, message.id, {
-          status: 'queued',
-          error: error.message,
-        });
-        return { status: 'retry', error: error.message };
-      }
-      await this.deps.settlement.settle(tenant, message.id, { status: 'failed', error: error.message });
-      return { status: 'failed', error: error.message };
-    }
-  }
-
-  /**
-   * The `sms.send` job: one send from the message's number. It waits for the number's turn (its
-   * rate), then claims the number's oldest queued message — so a number's messages keep their
-   * order, a cancelled message is simply skipped, and there is one send per queued message. A turn
-   * further away than a moment frees the worker and comes back when the message's place in the line
-   * is due. Throws after a
-   * retryable carrier failure so the queue tries again later.
-   */
-  async runSendJob(payload: { message_id: string; organization_id: number }): Promise<void> {
-    const { db } = this.deps;
-    const tenant = new Tenant(payload.organization_id);
-    const message = await store.findMessage(db, tenant, payload.message_id);
-    if (!message?.phoneNumberId) return;
-    const number = await findPhoneNumber(db, tenant, message.phoneNumberId);
-    if (!number) {
-      await this.deps.settlement.settle(
-        tenant,
-        message.id,
-        { status: 'failed', error: 'The sending number was removed' },
-        'queued',
-      );
-      return;
-    }
-    await store.failInterrupted(db, tenant, number.id, INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR);
-    const { credentials } = await this.deps.resolver.telephonyCredentials(tenant, {
-      provider: number.provider,
-      assistantId: number.assistantId,
-    });
-    const rate = number.smsRatePerSecond ?? defaultSmsRate(number.phoneNumber);
-    // A little over 1 / rate, so that jitter on the way to the carrier never brings two messages
-    // closer than the rate allows.
-    const gap = (1 / rate) * 1.02 + 0.005;
-    for (let attempt = 0; ; attempt++) {
-      const turn = await takeSmsSendTurn(db, tenant, number.id, gap);
-      if (turn.taken) break;
-      const wait = (turn.opensAt?.getTime() ?? Date.now()) - Date.now();
-      // A turn far away, or one lost to another job of the same number: free the worker (other
-      // numbers' messages must not wait behind one number's backlog) and come back when this
-      // message's place in the line is due — not at the next turn with every other waiting job.
-      if (wait > MAX_WAIT_IN_JOB_MS || attempt > 0) {
-        const ahead = await store.queuedAhead(db, tenant, number.id, message);
-        const due = Math.max(wait, 20) + ahead * gap * 1000;
-        await this.deps.queue.enqueue('sms.send', payload, { startAfterSeconds: due / 1000 });
-        return;
-      }
-      await sleep(Math.max(wait, 1));
-    }
-    const claimed = await store.claimOldestQueued(db, tenant, number.id);
-    if (!claimed) return; // nothing left: cancelled, or sent by another job
-    if (!credentials) {
-      await this.deps.settlement.settle(tenant, claimed.id, {
-        status: 'failed',
-        error: `No ${claimed.provider} credentials`,
-      });
-      return;
-    }
-    const outcome = await this.#deliver(tenant, claimed, credentials, { retry: true });
-    if (outcome.status === 'retry') throw new Error(`Retrying after a carrier failure: ${outcome.error}`);
   }
 }

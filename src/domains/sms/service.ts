@@ -1,6 +1,7 @@
 /**
  * SMS and MMS, as one service for routes, carrier webhooks, campaigns and the job workers: sending
- * and the durable queue (sending.ts), settling outbound messages and telling the listeners
+ * (sending.ts), the queue's drain at each number's rate (drain.ts), handing messages to carriers and
+ * recording their answers (hand-over.ts), settling outbound messages and telling the listeners
  * (settlement.ts), delivery receipts and inbound messages (incoming.ts), and here what is left —
  * reading a message, cancelling a queued one, the queue's figures.
  */
@@ -9,12 +10,14 @@ import type { Tenant } from '../../db/tenant.js';
 import type { OutboundTargets } from '../../lib/outbound-target.js';
 import type { Carriers } from '../../providers/carriers/index.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
-import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
+import type { JobEnqueuer, JobLogger, JobQueue } from '../../queue/queue.js';
 import type { BillingService } from '../billing/service.js';
 import { conflict, notFound } from '../errors.js';
 import type { Principal } from '../identity/principal.js';
 import type { ConfigResolver } from '../runtime/resolve-config.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { SmsDrain } from './drain.js';
+import { HandOver } from './hand-over.js';
 import { SmsIncoming } from './incoming.js';
 import { SenderCache } from './senders.js';
 import { type OutboundMessage, type SendSms, SmsSending, type StoredAnswer } from './sending.js';
@@ -28,6 +31,7 @@ export { sendInterrupted } from './settlement.js';
 export class SmsService {
   readonly #settlement: Settlement;
   readonly #sending: SmsSending;
+  readonly #drain: SmsDrain;
   readonly #incoming: SmsIncoming;
   readonly #senders: SenderCache;
 
@@ -43,11 +47,15 @@ export class SmsService {
       targets: OutboundTargets;
       publicUrl: string;
       pricePerSegment: number;
+      log: JobLogger;
     },
   ) {
-    this.#settlement = new Settlement(deps.queue);
+    const settlement = new Settlement(deps.queue);
+    const handOver = new HandOver({ ...deps, settlement });
+    this.#settlement = settlement;
     this.#senders = new SenderCache(deps);
-    this.#sending = new SmsSending({ ...deps, settlement: this.#settlement, senders: this.#senders });
+    this.#sending = new SmsSending({ ...deps, handOver, senders: this.#senders });
+    this.#drain = new SmsDrain({ ...deps, handOver, settlement });
     this.#incoming = new SmsIncoming(deps);
   }
 
@@ -62,8 +70,8 @@ export class SmsService {
   }
 
   /**
-   * Queues an outbound message in the caller's transaction: the row and its `sms.send` job commit
-   * together, exactly as `/sms/send` with `queue: true` does. The number's rate and FIFO apply.
+   * Queues an outbound message in the caller's transaction: the row and its number's drain wake-up
+   * commit together, as `/sms/send` with `queue: true` writes them. The number's rate and FIFO apply.
    */
   queueOutbound(
     tx: Executor,
@@ -92,9 +100,19 @@ export class SmsService {
     return this.#sending.send(principal, body, headerKey);
   }
 
-  /** The `sms.send` job (see SmsSending.runSendJob). */
-  runSendJob(payload: { message_id: string; organization_id: number }): Promise<void> {
-    return this.#sending.runSendJob(payload);
+  /** The `sms.drain` job (see drain.ts). */
+  runDrain(payload: { organization_id: number; phone_number_id: number }): Promise<void> {
+    return this.#drain.run(payload);
+  }
+
+  /** Wakes the drain of every number with queued messages: a process starting its workers does. */
+  wakeEveryQueue(): Promise<void> {
+    return this.#drain.wakeEveryQueue();
+  }
+
+  /** Forgets this process's wake-up timers; the queue's jobs stay for whoever runs next. */
+  stop(): void {
+    this.#drain.stop();
   }
 
   async get(principal: Principal, id: string): Promise<store.MessageRow> {

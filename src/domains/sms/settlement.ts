@@ -25,15 +25,16 @@ export function sendInterrupted(message: Pick<store.MessageRow, 'status' | 'upda
 }
 
 /**
- * Told, inside the transaction that records it, when an outbound message is settled: accepted by
+ * Told, inside the transaction that records it, when outbound messages are settled: accepted by
  * the carrier (`sent`), refused or given up (`failed`), or cancelled. Campaigns finish their SMS
- * attempts so.
+ * attempts so. One call per transaction, with every message it settled (the drain records a batch
+ * at once), never with an empty list.
  */
 export type MessageSettledListener = (
   tx: Executor,
   jobs: JobEnqueuer,
   tenant: Tenant,
-  message: store.MessageRow,
+  messages: store.MessageRow[],
 ) => Promise<void>;
 
 export class Settlement {
@@ -46,9 +47,10 @@ export class Settlement {
     this.#listeners.push(listener);
   }
 
-  /** Tells the listeners, in the caller's transaction, that `message` is settled. */
-  async tell(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: store.MessageRow): Promise<void> {
-    for (const listener of this.#listeners) await listener(tx, jobs, tenant, message);
+  /** Tells the listeners, in the caller's transaction, that `messages` are settled. */
+  async tell(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, messages: store.MessageRow[]): Promise<void> {
+    if (messages.length === 0) return;
+    for (const listener of this.#listeners) await listener(tx, jobs, tenant, messages);
   }
 
   /** Sets a message's status to `failed` (or another settled status) and tells the listeners. */
@@ -60,7 +62,7 @@ export class Settlement {
   ): Promise<store.MessageRow | undefined> {
     return this.queue.transaction(async (tx, jobs) => {
       const row = await store.updateMessage(tx, tenant, id, changes, onlyIfStatus);
-      if (row && changes.status !== 'queued') await this.tell(tx, jobs, tenant, row);
+      if (row && changes.status !== 'queued') await this.tell(tx, jobs, tenant, [row]);
       return row;
     });
   }
@@ -68,8 +70,8 @@ export class Settlement {
   /**
    * Fails a message whose send was interrupted (`sendInterrupted`), in the caller's transaction, and
    * tells the listeners; undefined when it is no longer `sending`. The campaign sweep settles so.
-   * (The `sms.send` job fails its number's interrupted messages in bulk, telling no one: the sweep
-   * later finishes their campaign attempts from the record.)
+   * (The drain fails its number's interrupted messages in bulk, telling no one: the sweep later
+   * finishes their campaign attempts from the record.)
    */
   async failInterruptedSend(
     tx: Executor,
@@ -84,7 +86,7 @@ export class Settlement {
       { status: 'failed', error: INTERRUPTED_ERROR },
       'sending',
     );
-    if (failed) await this.tell(tx, jobs, tenant, failed);
+    if (failed) await this.tell(tx, jobs, tenant, [failed]);
     return failed;
   }
 }

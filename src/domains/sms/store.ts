@@ -1,4 +1,4 @@
-/** SQL of messages, their idempotency keys, and the per-number sending slots. */
+/** SQL of messages and their idempotency keys (the drain's claim and records: drain-store.ts). */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { messages, smsIdempotencyKeys } from '../../db/schema/index.js';
@@ -49,31 +49,6 @@ export async function insertInboundOnce(
   return row;
 }
 
-/**
- * Records that the carrier accepted a message. The status becomes `sent` only while it is still
- * `sending`: a delivery receipt that overtook the carrier's answer keeps its later status.
- */
-export async function markAccepted(
-  ex: Executor,
-  tenant: Tenant,
-  id: string,
-  values: { providerMessageId: string; segments: number; cost: number },
-): Promise<MessageRow | undefined> {
-  const [row] = await ex
-    .update(messages)
-    .set(
-      withUpdatedAt({
-        ...values,
-        status: sql`case when ${messages.status} = 'sending' then 'sent' else ${messages.status} end`,
-        sentAt: sql`now()`,
-        error: null,
-      }),
-    )
-    .where(tenant.where(messages, eq(messages.id, id)))
-    .returning();
-  return row;
-}
-
 export async function updateMessage(
   ex: Executor,
   tenant: Tenant,
@@ -93,81 +68,6 @@ export async function updateMessage(
     )
     .returning();
   return row;
-}
-
-/**
- * Claims the number's oldest queued message (queued → sending), skipping one another process is
- * claiming: messages from one number go out in the order they were sent to the API.
- */
-export async function claimOldestQueued(
-  ex: Executor,
-  tenant: Tenant,
-  phoneNumberId: number,
-): Promise<MessageRow | undefined> {
-  const oldest = ex
-    .select({ id: messages.id })
-    .from(messages)
-    .where(tenant.where(messages, eq(messages.phoneNumberId, phoneNumberId), eq(messages.status, 'queued')))
-    .orderBy(asc(messages.createdAt), asc(messages.id))
-    .limit(1)
-    .for('update', { skipLocked: true });
-  const [row] = await ex
-    .update(messages)
-    .set(withUpdatedAt({ status: 'sending', attempts: sql`${messages.attempts} + 1` }))
-    .where(and(tenant.owns(messages), sql`${messages.id} = (${oldest})`))
-    .returning();
-  return row;
-}
-
-/**
- * How many of the number's queued messages were queued before `message` (its place in the line):
- * a send job that lost its turn comes back when its place is due instead of with every other job
- * at the next turn.
- */
-export async function queuedAhead(
-  ex: Executor,
-  tenant: Tenant,
-  phoneNumberId: number,
-  message: { id: string; createdAt: Date },
-): Promise<number> {
-  const [row] = await ex
-    .select({ count: sql<number>`count(*)::int` })
-    .from(messages)
-    .where(
-      tenant.where(
-        messages,
-        eq(messages.phoneNumberId, phoneNumberId),
-        eq(messages.status, 'queued'),
-        sql`(${messages.createdAt}, ${messages.id}) < (${message.createdAt.toISOString()}::timestamptz, ${message.id}::uuid)`,
-      ),
-    );
-  return row?.count ?? 0;
-}
-
-/**
- * Marks messages left in `sending` longer than `olderThanSeconds` (their process died between the
- * claim and the carrier's answer) as failed: the carrier may have taken them, so they are not resent.
- */
-export async function failInterrupted(
-  ex: Executor,
-  tenant: Tenant,
-  phoneNumberId: number,
-  olderThanSeconds: number,
-  error: string,
-): Promise<number> {
-  const rows = await ex
-    .update(messages)
-    .set(withUpdatedAt({ status: 'failed', error }))
-    .where(
-      tenant.where(
-        messages,
-        eq(messages.phoneNumberId, phoneNumberId),
-        eq(messages.status, 'sending'),
-        sql`${messages.updatedAt} < now() - make_interval(secs => ${olderThanSeconds}::float8)`,
-      ),
-    )
-    .returning({ id: messages.id });
-  return rows.length;
 }
 
 /** Counts per status, and per sending number the queued ones. */

@@ -61,7 +61,7 @@ import { type DispatchDeps, type ExecutorOptions, type NextRun, runDispatch, run
 import { beginOccurrence, dispatchSoon } from './occurrence.js';
 import type { AttemptOutcome } from './outcomes.js';
 import { CampaignSenders } from './sender.js';
-import { callFinished, finishAttempt, messageSettled } from './settlement.js';
+import { callFinished, finishAttempt, messagesSettled } from './settlement.js';
 import * as store from './store.js';
 import { keepVoiceAnalytics } from './voice-analytics.js';
 
@@ -200,9 +200,9 @@ export class CampaignExecutor {
     return callFinished(tx, jobs, tenant, call);
   }
 
-  /** A campaign message was accepted, refused or cancelled: its attempt finishes with it. */
-  messageSettled(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, message: MessageRow): Promise<void> {
-    return messageSettled(tx, jobs, tenant, message);
+  /** Campaign messages were accepted, refused or cancelled: each one's attempt finishes with it. */
+  messagesSettled(tx: Executor, jobs: JobEnqueuer, tenant: Tenant, messages: MessageRow[]): Promise<void> {
+    return messagesSettled(tx, jobs, tenant, messages);
   }
 
   /**

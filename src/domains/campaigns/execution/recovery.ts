@@ -213,7 +213,7 @@ export class CampaignRecovery {
     const interrupted = sendInterrupted(message);
     if (message.status === 'queued' || (message.status === 'sending' && !interrupted)) return touch();
     await this.deps.queue.retryingTransaction(async (tx, jobs) => {
-      // Failed through the SMS service: its settled listener (the executor's messageSettled) finishes
+      // Failed through the SMS service: its settled listener (the executor's messagesSettled) finishes
       // the attempt in this transaction, as for any other failed message.
       if (interrupted) {
         await this.deps.sms.failInterruptedSend(tx, jobs, tenant, message.id);

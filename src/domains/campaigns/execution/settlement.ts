@@ -27,16 +27,23 @@ export async function callFinished(
   await finishAttempt(tx, jobs, tenant, execution, callOutcome(call));
 }
 
-/** A campaign message was accepted, refused or cancelled: its attempt finishes with it. */
-export async function messageSettled(
+/**
+ * Campaign messages were accepted, refused or cancelled (a drained batch settles many at once):
+ * each one's attempt finishes with it. One query finds which messages are attempts; they are
+ * finished in campaign and contact order, so two batches lock campaigns in the same order.
+ */
+export async function messagesSettled(
   tx: Executor,
   jobs: JobEnqueuer,
   tenant: Tenant,
-  message: MessageRow,
+  messages: MessageRow[],
 ): Promise<void> {
-  const execution = await store.executionOf(tx, tenant, { messageId: message.id });
-  if (!execution) return;
-  await finishAttempt(tx, jobs, tenant, execution, messageOutcome(message));
+  const byId = new Map(messages.map((message) => [message.id, message]));
+  const executions = await store.executionsOfMessages(tx, tenant, [...byId.keys()]);
+  for (const execution of executions) {
+    const message = byId.get(execution.smsId!);
+    if (message) await finishAttempt(tx, jobs, tenant, execution, messageOutcome(message));
+  }
 }
 
 /**

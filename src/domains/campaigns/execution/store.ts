@@ -251,6 +251,27 @@ export async function executionOf(
   return row;
 }
 
+/**
+ * The executions whose attempts are these messages (those that are one), not locked, ordered by
+ * campaign and contact: settling them in that order takes their locks in one order everywhere.
+ */
+export async function executionsOfMessages(
+  ex: Executor,
+  tenant: Tenant,
+  messageIds: string[],
+): Promise<ExecutionRecord[]> {
+  if (messageIds.length === 0) return [];
+  return ex
+    .select()
+    .from(campaignExecutions)
+    .where(tenant.where(campaignExecutions, inArray(campaignExecutions.smsId, messageIds)))
+    .orderBy(
+      asc(campaignExecutions.campaignId),
+      asc(campaignExecutions.contactId),
+      asc(campaignExecutions.id),
+    );
+}
+
 /** pending → in_progress, once: the attempt that wins this update is the only one that runs. */
 export async function claimExecution(
   ex: Executor,
