@@ -14,12 +14,12 @@ import { configVersion } from '../src/domains/runtime/versioned-cache.js';
 import { SendGroups } from '../src/domains/sms/send-groups.js';
 import type { GroupedSend } from '../src/domains/sms/send-store.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { Factories, type TestUser } from './support/factories.js';
+import type { TestUser } from './support/factories.js';
 import { startTestPlatform, type TestPlatform } from './support/harness.js';
+import { smsNumber, smsOrganization } from './support/sms-drain.js';
 
 const sim = new CarrierASimulator();
 let t: TestPlatform;
-let serial = 0;
 
 beforeAll(async () => {
   await sim.start();
@@ -39,39 +39,9 @@ interface Org {
 }
 
 async function organization(): Promise<Org> {
-  const admin = await new Factories(t).user();
-  serial += 1;
-  const account = { account_sid: `AC${String(serial).padStart(32, '7')}`, auth_token: `groups-${serial}` };
-  sim.addAccount(account);
-  const put = await t.app.inject({
-    method: 'PUT',
-    url: '/api/v1/organization',
-    headers: admin.headers,
-    payload: { carrier_a: account },
-  });
-  expect(put.statusCode, put.body).toBe(200);
-  const assistant = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/assistants',
-    headers: admin.headers,
-    payload: { name: 'Grouped' },
-  });
-  expect(assistant.statusCode, assistant.body).toBe(201);
-  const number = `+1415666${String(1000 + serial).padStart(4, '0')}`;
-  const created = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/phone-numbers',
-    headers: admin.headers,
-    payload: { phone_number: number, provider: 'carrier_a', assistant_id: assistant.json().id },
-  });
-  expect(created.statusCode, created.body).toBe(201);
-  return {
-    admin,
-    organizationId: put.json().id,
-    number,
-    numberId: created.json().id,
-    assistantId: assistant.json().id,
-  };
+  const org = await smsOrganization(t, sim);
+  // The number's default rate: these tests count statements, not the pace of the drain.
+  return { ...org, ...(await smsNumber(t, org, null)) };
 }
 
 function send(org: Org, extra: Record<string, unknown> = {}) {

@@ -49,8 +49,8 @@ export async function smsOrganization(t: TestPlatform, sim: CarrierASimulator): 
   return { admin, organizationId: put.json().id, assistantId: assistant.json().id };
 }
 
-/** A number of `org` routed to its assistant, sending at `rate` messages a second. */
-export async function smsNumber(t: TestPlatform, org: SmsOrg, rate: number): Promise<SmsNumber> {
+/** A number of `org` routed to its assistant, sending at `rate` messages a second (null: its default). */
+export async function smsNumber(t: TestPlatform, org: SmsOrg, rate: number | null): Promise<SmsNumber> {
   const number = uniqueNumber('+1415444');
   const response = await t.app.inject({
     method: 'POST',
