@@ -13,15 +13,17 @@ import type { Tenant } from '../../db/tenant.js';
 
 /**
  * A `select` for a CTE: the tenant's number `phoneNumberId` — `id`, `next_turn` (null before its
- * first send) and `rate` (its `sms_rate_per_second`, null for the default) — locked `for update`
- * when `when` holds. The lock is what serialises the drains of one number: a second claim waits
- * here and then reads the turn the first one left.
+ * first send) and `rate` (its `sms_rate_per_second`, null for the default) — locked when `when`
+ * holds. The lock is what serialises the drains of one number: a second claim waits here and then
+ * reads the turn the first one left. `for no key update`, as the turn's own update locks: a send
+ * inserting a message of the number (its foreign key takes a key-share lock) is not held up, and
+ * cannot deadlock with a claim that waits for that send's drain wake-up.
  */
 export function lockSmsTurn(tenant: Tenant, phoneNumberId: number, when: SQL): SQL {
   return sql`select id, sms_next_send_at as next_turn, sms_rate_per_second as rate
     from phone_numbers
     where organization_id = ${tenant.organizationId}::int and id = ${phoneNumberId}::int and ${when}
-    for update`;
+    for no key update`;
 }
 
 /**
@@ -53,7 +55,7 @@ export async function takeSmsTurn(
     with slot as (
       select greatest(sms_next_send_at, clock_timestamp()) as at from phone_numbers
       where organization_id = ${tenant.organizationId}::int and id = ${phoneNumberId}::int
-      for update
+      for no key update
     ),
     taken as (
       ${advanceSmsTurn(
