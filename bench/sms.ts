@@ -27,6 +27,20 @@ export async function run(args: string[]): Promise<void> {
   const account = { account_sid: 'AC00000000000000000000000000000b01', auth_token: 'bench-token-0123456789' };
   await sim.addAccount(account);
   const atCarrier = async () => (await sim.state()).messages;
+  /** Waits until the carrier has `count` messages; says where the others are if that takes minutes. */
+  const untilAtCarrier = async (count: number) => {
+    const deadline = Date.now() + 180_000;
+    while ((await atCarrier()) < count) {
+      if (Date.now() > deadline) {
+        const { rows } = await database.executeSql(
+          'select status, count(*)::int as n from messages group by status order by status',
+          [],
+        );
+        throw new Error(`The carrier has ${await atCarrier()} of ${count} messages: ${JSON.stringify(rows)}`);
+      }
+      await sleep(20);
+    }
+  };
 
   const registered = await app.inject({
     method: 'POST',
@@ -65,8 +79,9 @@ export async function run(args: string[]): Promise<void> {
     numberId = created.json().id;
     numbers.push(phone);
   }
-  const send = (i: number, prefix: string) =>
-    app.inject({
+  /** Queues message `i`; a send the platform refuses stops the benchmark (its figures would lie). */
+  const send = async (i: number, prefix: string) => {
+    const answer = await app.inject({
       method: 'POST',
       url: '/sms/send',
       headers,
@@ -76,6 +91,9 @@ export async function run(args: string[]): Promise<void> {
         message: `${prefix} ${i}`,
       },
     });
+    if (answer.statusCode !== 200) throw new Error(`A send was refused: ${answer.statusCode} ${answer.body}`);
+    return answer;
+  };
 
   // Each `query` of a node-postgres client is one round trip (the embedded database is not counted).
   // The workers drain while the sends run: the send phase's count includes their statements.
@@ -106,7 +124,7 @@ export async function run(args: string[]): Promise<void> {
   const queued = await timed(total, 20, (i) => send(i, 'bench'));
   const sendStatements = statements - beforeSends;
   const sendWrites = messageWrites;
-  while ((await atCarrier()) < total) await sleep(50);
+  await untilAtCarrier(total);
   const drainStatements = statements - beforeSends;
   const drainSeconds = (performance.now() - started) / 1000;
   const drained = total / drainSeconds;
@@ -131,7 +149,7 @@ export async function run(args: string[]): Promise<void> {
     `update pgboss.job set start_after = now() where name like 'sms.%' and state = 'created'`,
   );
   bench.platform.queue.wake('sms.drain');
-  while ((await atCarrier()) < before + total) await sleep(20);
+  await untilAtCarrier(before + total);
   const backlogSeconds = (performance.now() - released) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const backlogStatements = statements - beforeBacklog;

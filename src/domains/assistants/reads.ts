@@ -3,4 +3,10 @@
  * through these functions — tenant-scoped, except `unscoped`, which says why it is not.
  */
 export type { AssistantRow } from './store.js';
-export { assistantEventUrls, assistantKeySources, findAssistant, unscoped } from './store.js';
+export {
+  assistantEventUrls,
+  assistantKeySources,
+  findAssistant,
+  forwardsSmsEvents,
+  unscoped,
+} from './store.js';

@@ -1,5 +1,5 @@
 /** SQL of assistants. */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { assistants } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -132,6 +132,16 @@ export async function assistantEventUrls(
     .from(assistants)
     .where(tenant.where(assistants, eq(assistants.id, id)));
   return row;
+}
+
+/**
+ * A `boolean` SQL expression: whether the tenant's assistant `assistantId` (an `int` expression of
+ * the caller's statement; null for none) wants SMS events (`sms_webhook_url`) — for a statement that
+ * decides on it in the same round trip (the SMS receipts).
+ */
+export function forwardsSmsEvents(tenant: Tenant, assistantId: SQL): SQL {
+  return sql`coalesce((select ${assistants.config} ->> 'sms_webhook_url' is not null from ${assistants}
+    where ${assistants.organizationId} = ${tenant.organizationId}::int and ${assistants.id} = ${assistantId}), false)`;
 }
 
 /** Platform-wide on purpose: call initiation tells "another organization's" assistant (403) from "none" (404). */

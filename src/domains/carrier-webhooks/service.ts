@@ -209,16 +209,21 @@ export class CarrierWebhookService {
       return undefined;
     }
     if (kind === 'sms-status') {
-      const message =
+      const found =
         query.message_id !== undefined
-          ? await messageReads.unscoped.messageById(db, query.message_id)
+          ? await messageReads.unscoped.messageWithConfigVersion(db, { id: query.message_id })
           : owner.messageId
-            ? await messageReads.unscoped.messageByProviderId(db, adapter.id, owner.messageId)
+            ? await messageReads.unscoped.messageWithConfigVersion(db, {
+                provider: adapter.id,
+                providerMessageId: owner.messageId,
+              })
             : undefined;
-      if (!message || message.provider !== adapter.id) return undefined;
+      if (!found || found.message.provider !== adapter.id) return undefined;
+      const { message, configVersion } = found;
       return {
         organizationId: message.organizationId,
         assistantId: message.assistantId,
+        configVersion,
         message: { id: message.id, providerMessageId: message.providerMessageId },
       };
     }

@@ -27,7 +27,12 @@ export interface ClaimRules {
   gapExtraSeconds: number;
   /** Messages whose slot falls within this many seconds from now are claimed (at least one when due). */
   horizonSeconds: number;
-  /** The next run is woken this long before the turn after the batch. */
+  /**
+   * The wake-up job for the next run is due this long after it: the process that claimed runs the
+   * next claim itself, and the job is for another process to go on should this one be gone.
+   */
+  fallbackSeconds: number;
+  /** The next run is due this long before the turn after the batch. */
   leadSeconds: number;
   /** The next run never sooner than this: messages held by another transaction are not spun on. */
   minRerunSeconds: number;
@@ -62,7 +67,10 @@ export type Claim =
       kind: 'claimed';
       /** In slot order, which is the queue's order. */
       messages: ClaimedMessage[];
+      /** Between two slots: a little over `spacingMs`, room for the way to the carrier. */
       gapMs: number;
+      /** 1 / the number's rate: no two of its sends may leave closer than this. */
+      spacingMs: number;
       /**
        * The number's turn as the claim found it and as it left it (as text, to be compared): a
        * process whose previous claim left the turn it finds knows nobody else claimed in between.
@@ -70,8 +78,10 @@ export type Claim =
       turnBefore: string | null;
       turnAfter: string | null;
       /**
-       * Milliseconds until the next run this statement asked for (queued messages remain), when it
-       * wrote that wake-up; undefined when none remain or one was waiting already.
+       * Milliseconds until the number's next run is due (queued messages remain; the process that
+       * claimed runs it then), undefined when none remain. The wake-up job the statement writes for
+       * it (unless one waits already) is due `fallbackSeconds` later: whoever takes it over if this
+       * process is gone by then.
        */
       nextRunInMs: number | undefined;
       /** Messages found interrupted mid-send and failed. */
@@ -111,7 +121,8 @@ export async function claimDue(
       select locked.now,
         greatest(locked.next_turn, locked.now + make_interval(secs => ${rules.notBeforeSeconds}::float8)) as start,
         ${rules.gapFactor}::float8 / coalesce(locked.rate, ${rules.defaultRate}::float8)
-          + ${rules.gapExtraSeconds}::float8 as gap
+          + ${rules.gapExtraSeconds}::float8 as gap,
+        1::float8 / coalesce(locked.rate, ${rules.defaultRate}::float8) as spacing
       -- The clock is read with the locked row, after any wait for the lock: slots start from then.
       from (select number.*, clock_timestamp() as now from number) as locked
     ),
@@ -174,13 +185,15 @@ export async function claimDue(
       'sms.drain',
       sql`next_run`,
       sql`jsonb_build_object('organization_id', ${org}::int, 'phone_number_id', ${phoneNumberId}::int)`,
-      { singletonKey: sql`${String(phoneNumberId)}::text`, startAfter: sql`next_run.at` },
+      {
+        singletonKey: sql`${String(phoneNumberId)}::text`,
+        startAfter: sql`next_run.at + make_interval(secs => ${rules.fallbackSeconds}::float8)`,
+      },
     )} returning 1)
     select exists (select 1 from fresh) as fresh, exists (select 1 from number) as found,
       (select next_turn::text from number) as turn_before,
       coalesce((select next_turn::text from turn), (select next_turn::text from number)) as turn_after,
-      (select gap from sized) as gap_seconds,
-      (select count(*) from wake)::int as woke,
+      (select gap from sized) as gap_seconds, (select spacing from sized) as spacing_seconds,
       (select extract(epoch from next_run.at - clock_timestamp())::float8 * 1000 from next_run) as next_run_in_ms,
       (select count(*) from interrupted)::int as interrupted,
       coalesce((
@@ -199,7 +212,7 @@ export async function claimDue(
       turn_before: string | null;
       turn_after: string | null;
       gap_seconds: number | null;
-      woke: number;
+      spacing_seconds: number | null;
       next_run_in_ms: number | null;
       interrupted: number;
       claimed: Array<{
@@ -230,9 +243,10 @@ export async function claimDue(
       waitMs: Number(message.wait_ms),
     })),
     gapMs: Number(row.gap_seconds) * 1000,
+    spacingMs: Number(row.spacing_seconds) * 1000,
     turnBefore: row.turn_before,
     turnAfter: row.turn_after,
-    nextRunInMs: Number(row.woke) > 0 && row.next_run_in_ms !== null ? Number(row.next_run_in_ms) : undefined,
+    nextRunInMs: row.next_run_in_ms === null ? undefined : Number(row.next_run_in_ms),
     interrupted: Number(row.interrupted),
   };
 }

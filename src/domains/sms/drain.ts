@@ -47,10 +47,16 @@ import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from '.
  */
 const HORIZON_SECONDS = 0.25;
 /**
- * The next run is woken this long before the batch's last slot has passed, so that it has claimed the
+ * The next run is due this long before the batch's last slot has passed, so that it has claimed the
  * following slots by the time they come: the number never idles between runs.
  */
 const LEAD_SECONDS = 0.1;
+/**
+ * The process that claimed runs the number's next claim itself, on a timer: one statement, no job
+ * to fetch and complete, and no wait behind other work in the queue. The wake-up job written with
+ * each claim is due this much later, for another process to go on should this one be gone.
+ */
+const FALLBACK_SECONDS = 1;
 /**
  * Slots are a little further apart than the rate — 2 % and 1 ms — so that the way to the carrier
  * (its own jitter, a busy process) rarely brings two arrivals closer than the rate allows. The old
@@ -68,8 +74,7 @@ export const RETRY_BASE_SECONDS = 10;
 export const MAX_ATTEMPTS = 6;
 /** Runs that find the organization's configuration changed under them, before the job fails. */
 const MAX_STALE_ATTEMPTS = 5;
-/** A wake-up timer fires this much after the job's start: pg-boss fetches only jobs already due. */
-const WAKE_MARGIN_MS = 5;
+
 /** Numbers whose last turn this process remembers; past it they are forgotten (and seen as shared). */
 const MAX_KEPT_TURNS = 20_000;
 export const NUMBER_REMOVED_ERROR = 'The sending number was removed';
@@ -80,6 +85,7 @@ export const CLAIM_RULES: Omit<ClaimRules, 'version' | 'defaultRate' | 'notBefor
   gapExtraSeconds: GAP_EXTRA_SECONDS,
   horizonSeconds: HORIZON_SECONDS,
   leadSeconds: LEAD_SECONDS,
+  fallbackSeconds: FALLBACK_SECONDS,
   minRerunSeconds: MIN_RERUN_SECONDS,
   maxBatch: MAX_BATCH,
   retryBaseSeconds: RETRY_BASE_SECONDS,
@@ -98,7 +104,8 @@ interface DrainSender {
 export class SmsDrain {
   /** Keyed by the number's id; checked against the organization's version by every claim. */
   readonly #senders = new VersionedCache<DrainSender>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });
-  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Each number's next run by this process, on a timer (at most one per number: the earliest). */
+  readonly #nextRuns = new Map<number, { at: number; timer: NodeJS.Timeout }>();
   readonly #lanes = new SendLanes();
   /**
    * The turn each number's last claim (or fresh slot) of this process left; a claim that finds
@@ -138,7 +145,7 @@ export class SmsDrain {
         throw new Error('The sending number kept changing while its queue was being drained');
       }
       if (claim.kind === 'no-number') return this.#numberRemoved(tenant);
-      if (claim.nextRunInMs !== undefined) this.#wakeIn(claim.nextRunInMs);
+      if (claim.nextRunInMs !== undefined) this.#runIn(payload, claim.nextRunInMs);
       const shared = this.#turns.get(numberId) !== claim.turnBefore;
       if (this.#turns.size >= MAX_KEPT_TURNS) this.#turns.clear();
       if (claim.turnAfter === null) this.#turns.delete(numberId);
@@ -155,10 +162,10 @@ export class SmsDrain {
     if ((await wakeEveryQueueOnPlatform(this.deps.db)) > 0) this.deps.queue.wake('sms.drain');
   }
 
-  /** Forgets the wake-up timers (the process stops; the jobs stay for whoever runs next). */
+  /** Forgets this process's timed runs (it stops; the wake-up jobs stay for whoever runs next). */
   stop(): void {
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    for (const { timer } of this.#nextRuns.values()) clearTimeout(timer);
+    this.#nextRuns.clear();
   }
 
   /** The number as a run needs it, resolved at the organization's version; undefined when it is gone. */
@@ -183,14 +190,30 @@ export class SmsDrain {
     return entry;
   }
 
-  /** Makes a worker of this process look for due drains `ms` from now (the job was written for then). */
-  #wakeIn(ms: number): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      this.deps.queue.wake('sms.drain');
-    }, Math.max(ms, 0) + WAKE_MARGIN_MS);
+  /**
+   * Runs the number's drain again `ms` from now in this process (the job written for it waits as
+   * the fallback), unless an earlier run is set already. Nothing runs once the queue stops.
+   */
+  #runIn(payload: { organization_id: number; phone_number_id: number }, ms: number): void {
+    const numberId = payload.phone_number_id;
+    const at = performance.now() + Math.max(ms, 0);
+    const set = this.#nextRuns.get(numberId);
+    if (set && set.at <= at) return;
+    if (set) clearTimeout(set.timer);
+    const timer = setTimeout(
+      () => {
+        this.#nextRuns.delete(numberId);
+        if (!this.deps.queue.running) return;
+        this.deps.queue.track(
+          this.run(payload).catch((error: unknown) =>
+            this.deps.log.error({ err: error, phoneNumberId: numberId }, 'an SMS drain run failed'),
+          ),
+        );
+      },
+      Math.max(ms, 0),
+    );
     timer.unref();
-    this.#timers.add(timer);
+    this.#nextRuns.set(numberId, { at, timer });
   }
 
   /**
@@ -239,7 +262,7 @@ export class SmsDrain {
         this.#lanes.enqueue(
           numberId,
           claimedAt + message.waitMs,
-          claim.gapMs,
+          claim,
           () => this.#send(tenant, message, credentials),
           retake,
         ),
@@ -259,7 +282,11 @@ export class SmsDrain {
           { singletonKey: String(numberId), startAfterSeconds: retryInSeconds },
         );
       });
-      if (retryInSeconds !== undefined) this.#wakeIn(retryInSeconds * 1000);
+      if (retryInSeconds !== undefined)
+        this.#runIn(
+          { organization_id: tenant.organizationId, phone_number_id: numberId },
+          retryInSeconds * 1000,
+        );
     } catch (error) {
       this.deps.log.error(
         { err: error, organizationId: tenant.organizationId, phoneNumberId: numberId },

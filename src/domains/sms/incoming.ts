@@ -2,18 +2,18 @@
  * What carriers tell us about messages: delivery receipts (a status only moves forward) and inbound
  * messages (stored once per carrier id). Each is forwarded to the assistant's `sms_webhook_url`.
  */
-import type { Executor } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { Tenant } from '../../db/tenant.js';
 import { smsSegments } from '../../lib/sms-segments.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
-import { assistantEventUrls } from '../assistants/reads.js';
+import { assistantEventUrls, forwardsSmsEvents } from '../assistants/reads.js';
 import type { WebhookService } from '../webhooks/service.js';
 import * as store from './store.js';
 import { messageView } from './views.js';
 
 export class SmsIncoming {
-  constructor(private readonly deps: { queue: JobQueue; webhooks: WebhookService }) {}
+  constructor(private readonly deps: { db: Db; queue: JobQueue; webhooks: WebhookService }) {}
 
   /** Applies a verified delivery receipt; returns the message when its status changed. */
   async applyReceipt(
@@ -22,15 +22,17 @@ export class SmsIncoming {
     event: Extract<CarrierEvent, { kind: 'message_status' }>,
   ): Promise<void> {
     const tenant = new Tenant(organizationId);
+    // Most receipts concern messages whose assistant wants no SMS events: one statement applies them.
+    const quietly = await store.applyReceiptUnlessForwarded(
+      this.deps.db,
+      tenant,
+      messageId,
+      { status: event.status, ...(event.error ? { error: event.error } : {}) },
+      (assistantId) => forwardsSmsEvents(tenant, assistantId),
+    );
+    if (quietly !== 'forwarded') return;
     // `sent` again after `delivered` (receipts arrive out of order) changes nothing.
-    const order: Record<string, number> = {
-      queued: 0,
-      sending: 1,
-      sent: 2,
-      delivered: 3,
-      undelivered: 3,
-      failed: 3,
-    };
+    const order = store.RECEIPT_ORDER;
     await this.deps.queue.transaction(async (tx, jobs) => {
       // Locked: two receipts arriving together apply in turn, and the later status wins.
       const message = await store.findMessage(tx, tenant, messageId, { forUpdate: true });

@@ -1,7 +1,7 @@
 /**
  * This process's outgoing sends of each number, one lane per number: a message leaves at its slot
- * (from the number's turn, drain-store.ts) but never less than a gap after the previous one of the
- * number left this process, and never before it — whichever batch each came in. So a stall of the
+ * (from the number's turn, drain-store.ts) but never less than 1 / rate after the previous one of
+ * the number left this process, and never before it — whichever batch each came in. So a stall of the
  * process (a long garbage collection, a busy event loop) delays the sends behind it instead of
  * letting them go all at once, and two batches claimed one after the other cannot overtake each
  * other. A lane that runs late tells the next claim (`freeInMs`), which then plans its slots from
@@ -18,8 +18,8 @@
 interface Lane {
   /** When the number's last message left this process (performance.now), or -Infinity. */
   lastStart: number;
-  /** The gap of the number's last batch, ms. */
-  gapMs: number;
+  /** How far apart the number's sends must leave (1 / its rate), ms. */
+  spacingMs: number;
   /** The messages queued in the lane and not yet left, in order, with their slots. */
   pending: Array<{ slot: number }>;
   /** The lane's last step: the next message waits for it. */
@@ -43,45 +43,46 @@ export class SendLanes {
 
   /**
    * Milliseconds from now until a new message of the number could leave this process — after the
-   * messages waiting in its lane, each at its slot or a gap after the one before; undefined when
-   * the lane is free now (nothing waits, and the last one left more than a gap ago).
+   * messages waiting in its lane, each at its slot or 1 / rate after the one before; undefined when
+   * the lane is free now (nothing waits, and the last one left longer ago than that).
    */
   freeInMs(numberId: number): number | undefined {
     const lane = this.#lanes.get(numberId);
     if (!lane) return undefined;
-    let free = lane.lastStart + lane.gapMs;
-    for (const { slot } of lane.pending) free = Math.max(slot, free) + lane.gapMs;
+    let free = lane.lastStart + lane.spacingMs;
+    for (const { slot } of lane.pending) free = Math.max(slot, free) + lane.spacingMs;
     const inMs = free - performance.now();
     return inMs > 0 ? inMs : undefined;
   }
 
   /**
-   * Queues `send` in the number's lane for the slot `slotAt` (performance.now time), `gapMs` after
-   * the lane's previous message at least; resolves with what `send` returned once it has left and
-   * answered. `retake`, given when another process claims the number's messages too, takes a
-   * fresh slot of the number and answers in how many milliseconds it comes (undefined: none could
-   * be taken; the message then leaves as it is).
+   * Queues `send` in the number's lane for the slot `slotAt` (performance.now time), at least
+   * `pace.spacingMs` (1 / the rate) after the lane's previous message — slots are `pace.gapMs` apart,
+   * a little more, so a lane that fell behind catches up, never faster than the rate; resolves with
+   * what `send` returned once it has left and answered. `retake`, given when another process claims
+   * the number's messages too, takes a fresh slot of the number and answers in how many milliseconds
+   * it comes (undefined: none could be taken; the message then leaves as it is).
    */
   enqueue<T>(
     numberId: number,
     slotAt: number,
-    gapMs: number,
+    pace: { gapMs: number; spacingMs: number },
     send: () => Promise<T>,
     retake?: () => Promise<number | undefined>,
   ): Promise<T> {
     const lane = this.#lane(numberId);
-    lane.gapMs = gapMs;
+    lane.spacingMs = pace.spacingMs;
     const queued = { slot: slotAt };
     lane.pending.push(queued);
     const left = lane.tail.then(async () => {
       for (let retakes = 0; ; ) {
-        const readyAt = Math.max(queued.slot, lane.lastStart + lane.gapMs);
+        const readyAt = Math.max(queued.slot, lane.lastStart + lane.spacingMs);
         const now = performance.now();
         if (readyAt > now) {
           await sleep(readyAt - now);
           continue;
         }
-        if (!retake || now - queued.slot <= lateToleranceMs(gapMs) || retakes >= MAX_RETAKES) break;
+        if (!retake || now - queued.slot <= lateToleranceMs(pace.gapMs) || retakes >= MAX_RETAKES) break;
         retakes += 1;
         const inMs = await retake();
         if (inMs === undefined) break;
@@ -104,7 +105,7 @@ export class SendLanes {
     if (this.#lanes.size >= MAX_IDLE_LANES) this.#dropIdle();
     const lane: Lane = {
       lastStart: Number.NEGATIVE_INFINITY,
-      gapMs: 0,
+      spacingMs: 0,
       pending: [],
       tail: Promise.resolve(),
     };
@@ -112,11 +113,11 @@ export class SendLanes {
     return lane;
   }
 
-  /** Drops the lanes with nothing waiting whose last message left more than a gap ago. */
+  /** Drops the lanes with nothing waiting whose last message left longer than 1 / rate ago. */
   #dropIdle(): void {
     const now = performance.now();
     for (const [numberId, lane] of this.#lanes) {
-      if (lane.pending.length === 0 && lane.lastStart + lane.gapMs < now) this.#lanes.delete(numberId);
+      if (lane.pending.length === 0 && lane.lastStart + lane.spacingMs < now) this.#lanes.delete(numberId);
     }
   }
 }

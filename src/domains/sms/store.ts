@@ -1,7 +1,7 @@
 /** SQL of messages and their idempotency keys (the drain's claim and records: drain-store.ts). */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { messages, smsIdempotencyKeys } from '../../db/schema/index.js';
+import { messages, smsIdempotencyKeys, smsSendingVersions } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
@@ -70,6 +70,62 @@ export async function updateMessage(
   return row;
 }
 
+/**
+ * How far along each status is: a delivery receipt moves a message only forward (receipts arrive
+ * out of order; `sent` after `delivered` changes nothing). Statuses not named count as 0.
+ */
+export const RECEIPT_ORDER: Record<string, number> = {
+  queued: 0,
+  sending: 1,
+  sent: 2,
+  delivered: 3,
+  undelivered: 3,
+  failed: 3,
+};
+
+function receiptRank(status: SQL): SQL {
+  const cases = Object.entries(RECEIPT_ORDER).map(
+    ([name, rank]) => sql`when ${name}::text then ${rank}::int`,
+  );
+  return sql`(case ${status} ${sql.join(cases, sql` `)} else 0 end)`;
+}
+
+/**
+ * Applies a delivery receipt in one statement, unless the message's assistant wants SMS events
+ * (`forwarded`, a boolean expression over the message's `assistant_id`; the caller then applies it
+ * with the event in a transaction): the status moves only forward, decided under the row's lock by
+ * the update itself, so concurrent receipts apply in turn and the later status wins.
+ */
+export async function applyReceiptUnlessForwarded(
+  ex: Executor,
+  tenant: Tenant,
+  id: string,
+  receipt: { status: string; error?: string },
+  forwarded: (assistantId: SQL) => SQL,
+): Promise<'applied' | 'unchanged' | 'forwarded'> {
+  const result = (await ex.execute(sql`
+    with target as (
+      select m.id, ${forwarded(sql`m.assistant_id`)} as forwarded from messages as m
+      where m.organization_id = ${tenant.organizationId}::int and m.id = ${id}::uuid
+    ),
+    updated as (
+      update messages as m set status = ${receipt.status}::text,
+        delivered_at = case when ${receipt.status}::text = 'delivered' then now() else m.delivered_at end,
+        error = coalesce(${receipt.error ?? null}::text, m.error), updated_at = now()
+      from target
+      where m.id = target.id and not target.forwarded
+        and ${receiptRank(sql`m.status`)} < ${RECEIPT_ORDER[receipt.status] ?? 0}::int
+      returning m.id
+    )
+    select coalesce((select forwarded from target), false) as forwarded,
+      exists (select 1 from updated) as applied`)) as unknown as {
+    rows: Array<{ forwarded: boolean; applied: boolean }>;
+  };
+  const row = result.rows[0]!;
+  if (row.forwarded) return 'forwarded';
+  return row.applied ? 'applied' : 'unchanged';
+}
+
 /** Counts per status, and per sending number the queued ones. */
 export async function queueStats(ex: Executor, tenant: Tenant) {
   const [byStatus, byNumber] = await Promise.all([
@@ -124,8 +180,29 @@ export async function pruneIdempotencyKeys(ex: Executor): Promise<number> {
 
 /** Platform-wide lookups for carrier webhooks (trusted only after the signature is verified). */
 export const unscoped = {
-  async messageById(ex: Executor, id: string): Promise<MessageRow | undefined> {
-    const [row] = await ex.select().from(messages).where(eq(messages.id, id)).limit(1);
+  /**
+   * The message with its organization's configuration version, read in the same statement (a
+   * receipt's signature is verified with credentials kept at that version, credential-cache.ts).
+   */
+  async messageWithConfigVersion(
+    ex: Executor,
+    by: { id: string } | { provider: string; providerMessageId: string },
+  ): Promise<{ message: MessageRow; configVersion: number } | undefined> {
+    const [row] = await ex
+      .select({
+        message: messages,
+        // Spelled out: in a one-table select Drizzle leaves columns unqualified, and an unqualified
+        // organization_id would be the subquery's own.
+        configVersion: sql<number>`coalesce((select v.version from ${smsSendingVersions} v
+          where v.organization_id = "messages"."organization_id"), 0)`.mapWith(Number),
+      })
+      .from(messages)
+      .where(
+        'id' in by
+          ? eq(messages.id, by.id)
+          : and(eq(messages.provider, by.provider), eq(messages.providerMessageId, by.providerMessageId)),
+      )
+      .limit(1);
     return row;
   },
   async messageByProviderId(ex: Executor, provider: string, providerMessageId: string) {
