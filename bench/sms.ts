@@ -2,11 +2,12 @@
  * SMS: how fast `POST /sms/send` queues messages (message, drain wake-up and idempotent answer in
  * one statement, shared by the sends arriving together) beside an authenticated one-row read in the
  * same run, and how fast the queue drains to the carrier_a simulator beside the ceiling the numbers'
- * rates allow — while the sends arrive, and as a standing backlog. The simulator runs in a process
- * of its own (bench/fixtures/carrier-a-process.ts), as a carrier is another system: this process's
- * CPU is the platform's and the load generator's, and the carrier's delivery receipts (two a
- * message) come back over HTTP as a carrier's would. On a server it also counts the statements each
- * costs (every query the driver sends, BEGIN and COMMIT included).
+ * rates allow — while the sends arrive, and as a standing backlog (with the carrier's delivery
+ * receipts, two a message, coming back over HTTP as a carrier's would; and once more with the
+ * carrier posting none, which times the sending alone). The simulator runs in a process of its own
+ * (bench/fixtures/carrier-a-process.ts), as a carrier is another system: this process's CPU is the
+ * platform's and the load generator's. On a server it also counts the statements each costs (every
+ * query the driver sends, BEGIN and COMMIT included).
  *
  *   npm run bench -- sms [messages=1000] [numbers=10] [rate per number=50]
  */
@@ -133,29 +134,44 @@ export async function run(args: string[]): Promise<void> {
   // A standing backlog: as many messages queued while the numbers' turns are an hour away (a drain
   // claims nothing, and its next wake-up waits for the turn), then released — turns cleared, the
   // waiting wake-ups made due and the workers woken — and timed from the release to the last
-  // arrival at the carrier: the drain alone, beside the ceiling.
+  // arrival at the carrier: the drain, beside the ceiling. Once with the carrier's receipts (two
+  // callbacks a message, applied by this process meanwhile), once without them: the sending alone.
   const numbersOfBench = `phone_number like '+1415777%'`;
-  await database.executeSql(
-    `update phone_numbers set sms_next_send_at = now() + interval '1 hour' where ${numbersOfBench}`,
-  );
-  for (let i = 0; i < total; i += 20)
-    await Promise.all(Array.from({ length: Math.min(20, total - i) }, (_, j) => send(i + j, 'backlog')));
-  const before = await atCarrier();
-  const beforeBacklog = statements;
-  const cpuBefore = process.cpuUsage();
-  const released = performance.now();
-  await database.executeSql(`update phone_numbers set sms_next_send_at = null where ${numbersOfBench}`);
-  await database.executeSql(
-    `update pgboss.job set start_after = now() where name like 'sms.%' and state = 'created'`,
-  );
-  bench.platform.queue.wake('sms.drain');
-  await untilAtCarrier(before + total);
-  const backlogSeconds = (performance.now() - released) / 1000;
-  const cpu = process.cpuUsage(cpuBefore);
-  const backlogStatements = statements - beforeBacklog;
-  const backlogDrained = total / backlogSeconds;
-  const times = await sim.messageTimes();
-  const backlogTimes = times.slice(before).sort((a, b) => a - b);
+  const backlog = async (label: string) => {
+    await database.executeSql(
+      `update phone_numbers set sms_next_send_at = now() + interval '1 hour' where ${numbersOfBench}`,
+    );
+    for (let i = 0; i < total; i += 20)
+      await Promise.all(Array.from({ length: Math.min(20, total - i) }, (_, j) => send(i + j, label)));
+    const before = await atCarrier();
+    const beforeStatements = statements;
+    const cpuBefore = process.cpuUsage();
+    const released = performance.now();
+    await database.executeSql(`update phone_numbers set sms_next_send_at = null where ${numbersOfBench}`);
+    await database.executeSql(
+      `update pgboss.job set start_after = now() where name like 'sms.%' and state = 'created'`,
+    );
+    bench.platform.queue.wake('sms.drain');
+    await untilAtCarrier(before + total);
+    const seconds = (performance.now() - released) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const arrivals = (await sim.messageTimes()).slice(before).sort((a, b) => a - b);
+    await sim.settle();
+    return {
+      perSecond: total / seconds,
+      seconds,
+      spreadSeconds: (arrivals.at(-1)! - arrivals[0]!) / 1000,
+      statements: statements - beforeStatements,
+      cores: (cpu.user + cpu.system) / 1e6 / seconds,
+    };
+  };
+  const withReceipts = await backlog('backlog');
+  await sim.messageReceipts(false);
+  const sendingAlone = await backlog('no receipts');
+  const describe = (round: Awaited<ReturnType<typeof backlog>>) =>
+    `${round.seconds.toFixed(2)} s = ${Math.round(round.perSecond)}/s, ${((round.perSecond / ceiling) * 100).toFixed(0)} % of the rate ceiling ` +
+    `(first to last arrival ${round.spreadSeconds.toFixed(2)} s), ${perSend(round.statements)} statements per message, ` +
+    `platform process CPU ${round.cores.toFixed(2)} cores`;
 
   table([
     { operation: 'GET one phone number (authenticated read, baseline)', 'req/s': Math.round(read), ratio: 1 },
@@ -170,18 +186,21 @@ export async function run(args: string[]): Promise<void> {
       ratio: Number((drained / ceiling).toFixed(2)),
     },
     {
-      operation: `drain of a standing backlog of ${total}, release to last arrival, beside the ceiling`,
-      'req/s': Math.round(backlogDrained),
-      ratio: Number((backlogDrained / ceiling).toFixed(2)),
+      operation: `drain of a standing backlog of ${total}, with the carrier's receipts, beside the ceiling`,
+      'req/s': Math.round(withReceipts.perSecond),
+      ratio: Number((withReceipts.perSecond / ceiling).toFixed(2)),
+    },
+    {
+      operation: `drain of a standing backlog of ${total}, the carrier posting no receipts, beside the ceiling`,
+      'req/s': Math.round(sendingAlone.perSecond),
+      ratio: Number((sendingAlone.perSecond / ceiling).toFixed(2)),
     },
   ]);
   console.log(
     `sms: queued ${Math.round(queued)} req/s (ratio ${(queued / read).toFixed(2)} to a one-row read); ` +
       `drained ${total} in ${drainSeconds.toFixed(1)} s = ${Math.round(drained)}/s, ${((drained / ceiling) * 100).toFixed(0)} % of the rate ceiling; ` +
       `statements: ${perSend(readStatements)} per read, ${perSend(sendStatements)} per message during the send phase (workers included), ${server ? (total / sendWrites).toFixed(1) : '—'} sends per writing statement, ${perSend(drainStatements)} per message in all (send, drain, receipts); ` +
-      `backlog of ${total} drained in ${backlogSeconds.toFixed(2)} s = ${Math.round(backlogDrained)}/s, ${((backlogDrained / ceiling) * 100).toFixed(0)} % of the rate ceiling ` +
-      `(first to last arrival ${((backlogTimes.at(-1)! - backlogTimes[0]!) / 1000).toFixed(2)} s), ${perSend(backlogStatements)} statements per message (drain, receipts), ` +
-      `platform process CPU ${((cpu.user + cpu.system) / 1e6 / backlogSeconds).toFixed(2)} cores`,
+      `backlog with receipts ${describe(withReceipts)}; without receipts ${describe(sendingAlone)}`,
   );
   await bench.close();
   await sim.stop();

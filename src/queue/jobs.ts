@@ -65,10 +65,11 @@ export const jobPolicies: Record<JobName, JobPolicy> = {
   // statement, one per claim that leaves messages behind) coalesce into the one waiting job. A run
   // is one statement (the claim) and is idempotent — it takes what is due, nothing when nothing is —
   // so a wake-up dropped because one already waits loses nothing, and a failed run (the database
-  // away) is simply run again soon. The carrier is called after the job completed (drain.ts), so
-  // the job's time-out does not include the carrier's: an active run after 30 s belongs to a
-  // process that died. Retryable carrier failures are not retried by the job: the message goes back
-  // to the queue with a back-off of its own (drain.ts).
+  // away) is simply run again soon. The carrier is called after the run ended (drain.ts), so the
+  // job's time-out does not include the carrier's: an active run after 30 s belongs to a process
+  // that died. While a process drains a number it runs the next claims itself; the job is the
+  // fallback, due a second after each. Retryable carrier failures are not retried by the job: the
+  // message goes back to the queue with a back-off of its own (drain.ts).
   'sms.drain': { retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 30, policy: 'short' },
   // Dispatching is idempotent (it locks the campaign and looks at what is due), so one waiting
   // dispatch per campaign is enough however many attempts finish meanwhile. Not `stately`: a

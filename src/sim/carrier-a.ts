@@ -54,6 +54,11 @@ export class CarrierASimulator extends CarrierSimulatorBase {
   /** Accounts it accepts: account SID → auth token. */
   readonly accounts = new Map<string, string>();
   readonly #phones = new PhoneCalls();
+  /**
+   * Whether an accepted message's status callbacks (sent, then its receipt) are posted. A real
+   * account always posts them; a benchmark turns them off to time the sending alone.
+   */
+  messageReceipts = true;
 
   /** The calls a simulated phone answered (or placed), by call SID, to look at afterwards. */
   get phoneCalls(): ReadonlyMap<string, PhoneCall> {
@@ -320,7 +325,7 @@ export class CarrierASimulator extends CarrierSimulatorBase {
     const id = this.nextId(mediaUrls.length > 0 ? 'MM' : 'SM');
     const outcome = this.messageOutcome(to);
     this.messages.push({ id, from, to, body, mediaUrls, outcome, at: Date.now() });
-    const callback = field(form, 'StatusCallback');
+    const callback = this.messageReceipts ? field(form, 'StatusCallback') : undefined;
     if (callback) {
       this.background(async () => {
         const base = { MessageSid: id, SmsSid: id, AccountSid: sid, From: from, To: to };

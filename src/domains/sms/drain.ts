@@ -1,23 +1,28 @@
 /**
- * The SMS drain: the `sms.drain` job of one number, run whenever the number may have messages due.
+ * The SMS drain of one number: the `sms.drain` job, and the runs the process that claimed times
+ * itself after it.
  *
  * A run is one statement (drain-store.ts `claimDue`): under the number's row lock it takes the
  * number's oldest queued messages whose slots fall within the next HORIZON_SECONDS — a slot every
- * GAP_FACTOR / rate seconds from the number's turn, which the statement moves past them — sets them
- * `sending`, and writes the number's next wake-up when messages remain. The job then completes, and
- * this process hands each message to the carrier at its slot, in the queue's order, and records the
- * answers of the batch together (hand-over.ts). So:
+ * GAP_FACTOR / rate (+ 1 ms) seconds from the number's turn, which the statement moves past them —
+ * sets them `sending`, and, when messages remain, writes the number's wake-up job. The run then
+ * ends, and this process hands each message to the carrier at its slot through the number's lane
+ * (send-lanes.ts: in the queue's order, never closer than 1 / rate), records the batch's answers
+ * together (hand-over.ts), and runs the number's next claim itself LEAD_SECONDS before this batch's
+ * turns run out; the wake-up job, due FALLBACK_SECONDS after that, is for another process to go on
+ * should this one be gone. So:
  *
  * - the rate holds across restarts and processes: slots come from the turn on the number's row,
  *   handed out under its lock; a send never starts before its slot;
- * - per-number FIFO: a claim takes the oldest first, and slots follow that order;
+ * - per-number FIFO: a claim takes the oldest first, slots follow that order, and a lane keeps it;
  * - one send per queued message: the claim moves each from `queued` to `sending` exactly once;
  * - a message found `sending` after a crash is not resent: it was claimed; the number's next claim
  *   fails it as interrupted once INTERRUPTED_AFTER_SECONDS have passed (settlement.ts);
  * - cancelled messages are skipped: only `queued` ones are claimed;
  * - a retryable carrier failure puts the message back in the queue, claimable again after a back-off
  *   (RETRY_BASE_SECONDS, doubled per attempt) until MAX_ATTEMPTS;
- * - numbers do not hold each other back: each has its own job, and a run holds a worker for one
+ * - the number removed: its queued messages fail when its drain next runs;
+ * - numbers do not hold each other back: each has its own runs, and a run holds a worker for one
  *   statement, not for the carrier.
  */
 import type { Db } from '../../db/client.js';
@@ -41,9 +46,9 @@ import { SendLanes } from './send-lanes.js';
 import { INTERRUPTED_AFTER_SECONDS, INTERRUPTED_ERROR, type Settlement } from './settlement.js';
 
 /**
- * How far ahead a run claims: long enough that a run's cost (a job fetched, one statement) is shared
- * by several messages at fast rates, short enough that a message waits little in `sending` — a crash
- * in that moment leaves it failed as interrupted, never resent.
+ * How far ahead a run claims: long enough that a run's statement is shared by several messages at
+ * fast rates, short enough that a message waits little in `sending` — a crash in that moment leaves
+ * it failed as interrupted, never resent.
  */
 const HORIZON_SECONDS = 0.25;
 /**
