@@ -11,7 +11,7 @@
  * The embedded database is opened by one process at a time, so this benchmark needs a server.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../src/db/client.js';
 import { applyToWallet } from '../src/domains/billing/store.js';
@@ -43,6 +43,8 @@ interface Round {
   /** CPU seconds each server process used, and the simulator's. */
   serverCpu: number[];
   simCpu: number;
+  /** How many of the machine's cores were busy (anything: servers, PostgreSQL, simulator, balancer). */
+  busyCores: { sms: number; campaign: number };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -68,6 +70,7 @@ export async function run(args: string[]): Promise<void> {
       'campaign executions/s': round.executionsPerSecond.toFixed(1),
       'server CPU s (each)': round.serverCpu.map((s) => s.toFixed(1)).join(' + '),
       'simulator CPU s': round.simCpu.toFixed(1),
+      [`machine cores busy (of ${cpus().length}): SMS · campaign`]: `${round.busyCores.sms.toFixed(2)} · ${round.busyCores.campaign.toFixed(2)}`,
     })),
   );
   const [one, two] = rounds as [Round, Round];
@@ -114,6 +117,7 @@ async function runRound(
 
     // SMS: every message sent through the cluster, timed until the carrier has taken them all.
     const smsStarted = performance.now();
+    const smsMachine = machineTicks();
     let queued = 0;
     await Promise.all(
       Array.from({ length: 20 }, async () => {
@@ -129,6 +133,7 @@ async function runRound(
     );
     while ((await sim.state()).messages < messages) await sleep(50);
     const smsSeconds = (performance.now() - smsStarted) / 1000;
+    const smsBusy = busyCoresSince(smsMachine);
 
     // The campaign.
     const campaign = (await api('POST', '/api/v1/campaigns', token, {
@@ -146,6 +151,7 @@ async function runRound(
     }
     await sim.settle();
     const campaignStarted = performance.now();
+    const campaignMachine = machineTicks();
     await api('POST', `/api/v1/campaigns/${campaign.id}/start`, token);
     for (;;) {
       const state = (await api('GET', `/api/v1/campaigns/${campaign.id}`, token)) as { status: string };
@@ -154,6 +160,7 @@ async function runRound(
       await sleep(100);
     }
     const campaignSeconds = (performance.now() - campaignStarted) / 1000;
+    const campaignBusy = busyCoresSince(campaignMachine);
     const simState = await sim.state();
     return {
       processes,
@@ -161,6 +168,7 @@ async function runRound(
       executionsPerSecond: contacts / campaignSeconds,
       serverCpu: servers.map((server) => cpuSecondsOf(server.child.pid)),
       simCpu: simState.cpuSeconds,
+      busyCores: { sms: smsBusy, campaign: campaignBusy },
     };
   } finally {
     for (const server of servers) {
@@ -172,6 +180,20 @@ async function runRound(
     rmSync(dataDir, { recursive: true, force: true });
     await adminQuery(adminUrl, `drop database if exists "${name}" with (force)`);
   }
+}
+
+/** The machine's CPU time so far (Linux /proc/stat, all cores): busy and in all. */
+function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, ticks) => sum + ticks, 0);
+  // idle and iowait are the 4th and 5th fields.
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
+/** How many cores were busy on average since `before`: 2.0 is a 2-core machine saturated. */
+function busyCoresSince(before: { busy: number; total: number }): number {
+  const now = machineTicks();
+  return ((now.busy - before.busy) / (now.total - before.total)) * cpus().length;
 }
 
 type Api = (method: string, url: string, token?: string, body?: unknown) => Promise<unknown>;

@@ -18,7 +18,7 @@ import { CLAIM_RULES, NUMBER_REMOVED_ERROR } from '../src/domains/sms/drain.js';
 import { claimDue } from '../src/domains/sms/drain-store.js';
 import { INTERRUPTED_ERROR } from '../src/domains/sms/settlement.js';
 import { CarrierASimulator } from '../src/sim/carrier-a.js';
-import { startTestPlatform, type TestPlatform } from './support/harness.js';
+import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 import {
   arrivedFrom,
   messageOf,
@@ -122,7 +122,12 @@ describe('retryable carrier failures', () => {
     await draining(async () => {
       // The first is refused for now; the three behind it go meanwhile, in their order.
       for (const id of ids.slice(1)) await waitStatus(api, org, id, 'delivered');
-      const waiting = await messageOf(api, org, ids[0]!);
+      // The batch's answers are recorded together, after the last of them: a receipt of a later
+      // message may arrive before the refusal of the first is on its record.
+      const waiting = await waitFor(async () => {
+        const message = await messageOf(api, org, ids[0]!);
+        return message.attempts === 1 ? message : undefined;
+      });
       expect(waiting).toMatchObject({ status: 'queued', attempts: 1 });
       expect(waiting.error).toMatch(/503/);
       expect(arrivedFrom(sim, from).map((m) => m.body)).toEqual(['In line 1', 'In line 2', 'In line 3']);
