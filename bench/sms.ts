@@ -1,7 +1,8 @@
 /**
  * SMS: how fast `POST /sms/send` queues messages (message, drain wake-up and idempotent answer in
  * one statement, shared by the sends arriving together) beside an authenticated one-row read in the
- * same run, and how fast the queue drains to the carrier_a simulator beside the ceiling the numbers'
+ * same run — while the drain runs in the same process, and alone (the numbers held an hour away) —
+ * and how fast the queue drains to the carrier_a simulator beside the ceiling the numbers'
  * rates allow — while the sends arrive, and as a standing backlog (with the carrier's delivery
  * receipts, two a message, coming back over HTTP as a carrier's would; and once more with the
  * carrier posting none, which times the sending alone). The simulator runs in a process of its own

@@ -54,10 +54,7 @@ export class CarrierASimulator extends CarrierSimulatorBase {
   /** Accounts it accepts: account SID → auth token. */
   readonly accounts = new Map<string, string>();
   readonly #phones = new PhoneCalls();
-  /**
-   * Whether an accepted message's status callbacks (sent, then its receipt) are posted. A real
-   * account always posts them; a benchmark turns them off to time the sending alone.
-   */
+  /** Posts accepted messages' status callbacks: a real account always does; a benchmark may not. */
   messageReceipts = true;
 
   /** The calls a simulated phone answered (or placed), by call SID, to look at afterwards. */

@@ -12,10 +12,10 @@ import {
   calls,
   callTranscriptSegments,
   FINAL_CALL_STATUSES,
-  smsSendingVersions,
 } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
+import { configVersionOfRowIn } from '../runtime/versioned-cache.js';
 import { COUNTED_EVENTS, rollUpEvent, rollupSubjectOf } from './rollups.js';
 import { digitArrayLiteral, phoneLexemes } from './search-terms.js';
 
@@ -340,10 +340,7 @@ export const unscoped = {
     const [row] = await ex
       .select({
         call: calls,
-        // Spelled out: in a one-table select Drizzle leaves columns unqualified, and an unqualified
-        // organization_id would be the subquery's own.
-        configVersion: sql<number>`coalesce((select v.version from ${smsSendingVersions} v
-          where v.organization_id = "calls"."organization_id"), 0)`.mapWith(Number),
+        configVersion: configVersionOfRowIn('calls'),
       })
       .from(calls)
       .where(

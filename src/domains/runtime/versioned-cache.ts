@@ -13,6 +13,7 @@
  * (domains/runtime/credential-cache.ts). The triggers also NOTIFY `CONFIG_CHANGED_CHANNEL`, so every
  * process drops the organization's entries as soon as it hears, before it pays for a stale one.
  */
+import { type SQL, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../db/client.js';
 import { smsSendingVersions } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -27,6 +28,18 @@ export async function configVersion(ex: Executor, tenant: Tenant): Promise<numbe
     .from(smsSendingVersions)
     .where(tenant.owns(smsSendingVersions));
   return Number(row?.version ?? 0);
+}
+
+/**
+ * The configuration version of the organization owning the row a one-table select reads from
+ * `table`, as a column of that same statement: a carrier callback reads its call or message and the
+ * version it verifies the signature at in one round trip. The table is named in full because in a
+ * one-table select Drizzle leaves columns unqualified, and an unqualified organization_id would be
+ * the subquery's own.
+ */
+export function configVersionOfRowIn(table: 'calls' | 'messages'): SQL<number> {
+  return sql<number>`coalesce((select v.version from ${smsSendingVersions} v
+    where v.organization_id = ${sql.identifier(table)}."organization_id"), 0)`.mapWith(Number);
 }
 
 export interface Versioned<V> {

@@ -1,9 +1,10 @@
 /** SQL of messages and their idempotency keys (the drain's claim and records: drain-store.ts). */
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { messages, smsIdempotencyKeys, smsSendingVersions } from '../../db/schema/index.js';
+import { messages, smsIdempotencyKeys } from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
+import { configVersionOfRowIn } from '../runtime/versioned-cache.js';
 
 export type MessageRow = typeof messages.$inferSelect;
 export type NewMessage = Omit<
@@ -191,10 +192,7 @@ export const unscoped = {
     const [row] = await ex
       .select({
         message: messages,
-        // Spelled out: in a one-table select Drizzle leaves columns unqualified, and an unqualified
-        // organization_id would be the subquery's own.
-        configVersion: sql<number>`coalesce((select v.version from ${smsSendingVersions} v
-          where v.organization_id = "messages"."organization_id"), 0)`.mapWith(Number),
+        configVersion: configVersionOfRowIn('messages'),
       })
       .from(messages)
       .where(
