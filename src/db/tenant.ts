@@ -1,7 +1,9 @@
 /**
  * Tenant isolation lives here. Every store function that reads or writes an organization-owned table
  * takes a `Tenant` (built only from the authenticated principal) and filters with `tenant.owns(table)`;
- * a row of another organization is then indistinguishable from a missing one.
+ * a row of another organization is then indistinguishable from a missing one. A statement built once
+ * (db/built.ts) filters with `ownedByPlaceholder(table)` instead, and is run only with a Tenant,
+ * which fills the placeholder.
  */
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
@@ -32,4 +34,12 @@ export class Tenant {
   where(table: OrganizationOwned, ...conditions: Array<SQL | undefined>): SQL {
     return and(this.owns(table), ...conditions) as SQL;
   }
+}
+
+/** The placeholder naming the organization in a statement built once (db/built.ts fills it). */
+export const ORGANIZATION_PLACEHOLDER = 'organizationId';
+
+/** `Tenant.owns(table)` for a statement built once: the organization is filled in at each use. */
+export function ownedByPlaceholder(table: OrganizationOwned): SQL {
+  return eq(table.organizationId, sql.placeholder(ORGANIZATION_PLACEHOLDER));
 }

@@ -130,6 +130,8 @@ export class AnalysisService {
   async run(payload: { call_id: number; organization_id: number }, job: { retryCount: number }) {
     const tenant = new Tenant(payload.organization_id);
     const callId = payload.call_id;
+    // Many calls reach no conversation (voicemail left unanswered, a silent line): one statement each.
+    if (await store.skipIfNothingSaid(this.deps.db, tenant, callId)) return;
     const row = await store.findAnalysis(this.deps.db, tenant, callId);
     if (row?.status !== 'pending') return;
     const call = await findCall(this.deps.db, tenant, callId);
@@ -137,10 +139,7 @@ export class AnalysisService {
     try {
       const result = await this.#analyse(tenant, call);
       if (result === 'nothing said') {
-        await store.settleAnalysis(this.deps.db, tenant, callId, {
-          status: 'skipped',
-          error: 'the caller said nothing',
-        });
+        await store.settleAnalysis(this.deps.db, tenant, callId, { status: 'skipped', error: store.NOTHING_SAID });
         return;
       }
       await this.deps.queue.transaction(async (tx, jobs) => {

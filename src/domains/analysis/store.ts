@@ -1,7 +1,12 @@
 /** SQL of call analyses: one row per call, `pending` until the after-call job settles it once. */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { type AnalysisStatus, callAnalyses, type Sentiment } from '../../db/schema/index.js';
+import {
+  type AnalysisStatus,
+  callAnalyses,
+  callTranscriptSegments,
+  type Sentiment,
+} from '../../db/schema/index.js';
 import type { Tenant } from '../../db/tenant.js';
 
 export type AnalysisRow = typeof callAnalyses.$inferSelect;
@@ -83,4 +88,26 @@ export async function settleAnalysis(
     )
     .returning();
   return row;
+}
+
+/** Why a call whose caller said nothing is not analysed. */
+export const NOTHING_SAID = 'the caller said nothing';
+
+/**
+ * Settles a pending row as skipped, in one statement, when the call's transcript holds no word of the
+ * caller: true when it did. A segment of tabs or other blanks counts as said here (`btrim` takes
+ * spaces only, JavaScript's `trim` every blank), so this skips only calls the full check would skip.
+ */
+export async function skipIfNothingSaid(ex: Executor, tenant: Tenant, callId: number): Promise<boolean> {
+  const said = sql`exists (select 1 from ${callTranscriptSegments} s
+    where s.organization_id = ${callAnalyses.organizationId} and s.call_id = ${callAnalyses.callId}
+      and s.speaker = 'user' and btrim(s.text) <> '')`;
+  const settled = await ex
+    .update(callAnalyses)
+    .set({ status: 'skipped', error: NOTHING_SAID, provider: null, completedAt: new Date() })
+    .where(
+      tenant.where(callAnalyses, eq(callAnalyses.callId, callId), eq(callAnalyses.status, 'pending'), sql`not ${said}`),
+    )
+    .returning({ callId: callAnalyses.callId });
+  return settled.length > 0;
 }

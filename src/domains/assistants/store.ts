@@ -2,7 +2,8 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { assistants } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+import { scopedStatement } from '../../db/built.js';
+import { ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
 export type AssistantRow = typeof assistants.$inferSelect;
@@ -21,18 +22,31 @@ export async function insertAssistant(
   return row;
 }
 
+/** The assistant by id, built once: calls and campaign attempts read it for every call. */
+const assistantRead = scopedStatement((ex) =>
+  ex
+    .select()
+    .from(assistants)
+    .where(and(ownedByPlaceholder(assistants), eq(assistants.id, sql.placeholder('id'))))
+    .limit(1),
+);
+
 export async function findAssistant(
   ex: Executor,
   tenant: Tenant,
   id: number,
   options: { forUpdate?: boolean } = {},
 ): Promise<AssistantRow | undefined> {
+  if (!options.forUpdate) {
+    const [row] = await assistantRead(ex, tenant, { id });
+    return row;
+  }
   const query = ex
     .select()
     .from(assistants)
     .where(tenant.where(assistants, eq(assistants.id, id)))
     .limit(1);
-  const [row] = options.forUpdate ? await query.for('update') : await query;
+  const [row] = await query.for('update');
   return row;
 }
 

@@ -6,9 +6,9 @@
  * holds `call_meta.voicemail` (how it was detected), and a later verdict no longer changes it, so the
  * record agrees with what the call did (a message left is a voicemail, whatever the carrier thinks).
  */
-import type { Executor } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
-import type { Tenant } from '../../db/tenant.js';
+import { Tenant } from '../../db/tenant.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
 import { findAssistant } from '../assistants/reads.js';
 import type { AssistantSettings } from '../assistants/schemas.js';
@@ -84,11 +84,32 @@ export async function recordMachineDetection(
   event: MachineDetection,
 ): Promise<void> {
   if (event.answeredBy) await recordAnsweredBy(tx, tenant, callId, event.answeredBy);
-  await store.insertCallEvent(tx, tenant, callId, 'call.machine_detection', {
+  await store.insertCallEvent(tx, tenant, callId, 'call.machine_detection', detectionEventData(event));
+}
+
+/**
+ * The carrier's verdict on a call as its webhook found it (`seen`): a verdict naming nobody is only an
+ * event; one that changes the record is written with its event by one statement while the call is
+ * still as seen — else, as always, in a transaction with the row locked.
+ */
+export async function recordMachineDetectionOn(db: Db, seen: store.CallRow, event: MachineDetection): Promise<void> {
+  const tenant = new Tenant(seen.organizationId);
+  const detected = { type: 'call.machine_detection', data: detectionEventData(event) };
+  if (!event.answeredBy) return store.insertCallEvent(db, tenant, seen.id, detected.type, detected.data);
+  const callMeta = FINAL_CALL_STATUSES.includes(seen.status)
+    ? undefined
+    : withAnsweredBy(seen.callMeta, event.answeredBy);
+  const options = { noWebhookUrl: false };
+  if (callMeta && (await store.moveCallIfUnchanged(db, tenant, seen, { callMeta }, detected, options))) return;
+  await db.transaction((tx) => recordMachineDetection(tx, tenant, seen.id, event));
+}
+
+function detectionEventData(event: MachineDetection): Record<string, unknown> {
+  return {
     call_sid: event.callSid,
     ...(event.answeredBy ? { answered_by: event.answeredBy } : {}),
     ...(event.greetingEnded ? { greeting_ended: event.greetingEnded } : {}),
-  });
+  };
 }
 
 /** What the live session is told of a verdict. */
@@ -113,6 +134,10 @@ export async function detectsVoicemail(
 ): Promise<boolean> {
   if (call.direction !== 'outbound' || call.assistantId === null) return false;
   const assistant = await findAssistant(ex, tenant, call.assistantId);
-  const settings = assistant?.config as AssistantSettings | undefined;
-  return settings?.voicemail_settings?.detection ?? true;
+  return assistant !== undefined && detectsVoicemailFor(assistant.config);
+}
+
+/** Whether an assistant of this stored configuration has its outbound calls' answering machines detected. */
+export function detectsVoicemailFor(config: Record<string, unknown>): boolean {
+  return (config as AssistantSettings).voicemail_settings?.detection ?? true;
 }

@@ -4,7 +4,7 @@
  * duration and end time, and a completed call is charged once, per started second.
  */
 import type { Db, Executor } from '../../db/client.js';
-import { type CallStatus, FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
+import { FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
 import { Tenant } from '../../db/tenant.js';
 import { type MediaTokens, mediaStreamUrl } from '../../lib/media-token.js';
 import { NOT_E164_MESSAGE, toE164 } from '../../lib/phone.js';
@@ -16,7 +16,7 @@ import type { CarrierEvent } from '../../providers/carriers/types.js';
 import { ProviderError } from '../../providers/errors.js';
 import type { JobEnqueuer, JobQueue } from '../../queue/queue.js';
 import { assistantEventUrls, unscoped as unscopedAssistants } from '../assistants/reads.js';
-import { type BillingService, roundMoney } from '../billing/service.js';
+import type { BillingService } from '../billing/service.js';
 import {
   badRequest,
   forbidden,
@@ -33,7 +33,7 @@ import type { WebhookService } from '../webhooks/service.js';
 import { detectsVoicemail } from './answered-by.js';
 import { callEventData, transcriptEventSegment } from './event-data.js';
 import { rollUpFinishedCall } from './rollups.js';
-import { sipAgentChange, statusMetaChange } from './status-meta.js';
+import { type StatusEvent, statusChange } from './status-change.js';
 import * as store from './store.js';
 import { transcriptOf } from './transcripts.js';
 
@@ -45,18 +45,6 @@ export interface InitiateCall {
   agenda?: string;
   variables?: object;
 }
-
-/** Where a status sits in a call's life; a status never moves back. */
-const STAGE: Record<CallStatus, number> = {
-  queued: 0,
-  ringing: 1,
-  'in-progress': 2,
-  completed: 3,
-  busy: 3,
-  'no-answer': 3,
-  failed: 3,
-  canceled: 3,
-};
 
 /**
  * Told, inside the transaction that records it, when a call reaches a final status — from a status
@@ -365,63 +353,55 @@ export class CallService {
   async applyStatus(
     organizationId: number,
     callId: number,
-    event: Extract<CarrierEvent, { kind: 'call_status' }>,
+    event: StatusEvent,
   ): Promise<store.CallRow | undefined> {
     const tenant = new Tenant(organizationId);
     const work = async (tx: Executor, jobs: JobEnqueuer) => {
       const locked = await store.lockCallForStatus(tx, tenant, callId);
-      if (!locked || FINAL_CALL_STATUSES.includes(locked.call.status)) return undefined;
+      if (!locked) return undefined;
       const { call, webhookUrl } = locked;
-      if (
-        STAGE[event.status] < STAGE[call.status] ||
-        (event.status === call.status && event.durationSeconds === undefined)
-      ) {
-        // No move; only a SIP agent's claim on the call is recorded (its INVITE repeats `queued`).
-        const agent = sipAgentChange(call.callMeta, event);
-        if (!agent) return undefined;
-        const callSid = call.callSid ?? event.callSid;
-        return store.updateCall(tx, tenant, callId, { callMeta: { ...call.callMeta, ...agent }, callSid });
-      }
-      // Carriers stamp events to the second, so an end may read earlier than a start we stamped.
-      const stamped = event.at && !Number.isNaN(event.at.getTime()) ? event.at : new Date();
-      const at = call.startedAt && stamped < call.startedAt ? call.startedAt : stamped;
-      const final = FINAL_CALL_STATUSES.includes(event.status);
-      const duration = final ? Math.max(0, Math.round(event.durationSeconds ?? 0)) : null;
-      const cost = final ? roundMoney(((duration ?? 0) * this.deps.pricePerMinute) / 60) : null;
-      const updated = await store.updateCall(tx, tenant, callId, {
-        status: event.status,
-        callSid: call.callSid ?? event.callSid,
-        ...statusMetaChange(call.callMeta, event, final),
-        ...(event.status === 'in-progress' && !call.startedAt ? { startedAt: at } : {}),
-        ...(final ? { endedAt: at, duration, cost } : {}),
-        // The carrier's duration is what is billed, and its final stamp ends the call: the start is
-        // the one that makes the record agree with both (an "answered" stamp may be lost, late, or
-        // stamped with the end's second).
-        ...(final && duration ? { startedAt: new Date(at.getTime() - duration * 1000) } : {}),
-      });
-      await store.insertCallEvent(tx, tenant, callId, `call.${event.status}`, {
-        call_sid: event.callSid,
-        ...(duration !== null ? { duration } : {}),
-        ...(event.sip ? { sip_status: event.sip.status, sip_reason: event.sip.reason } : {}),
-        ...(final && event.error ? { error: event.error } : {}),
-      });
-      if (updated) await this.#emit(tx, jobs, tenant, updated, `call.${event.status}`, webhookUrl);
-      if (cost && cost > 0) {
+      const change = statusChange(call, event, this.deps.pricePerMinute);
+      if (change.kind === 'none') return undefined;
+      if (change.kind === 'agent') return store.updateCall(tx, tenant, callId, change.changes);
+      const updated = await store.updateCall(tx, tenant, callId, change.changes);
+      await store.insertCallEvent(tx, tenant, callId, change.event.type, change.event.data);
+      if (updated) await this.#emit(tx, jobs, tenant, updated, change.event.type, webhookUrl);
+      if (change.cost && change.cost > 0) {
         await this.deps.billing.apply(
           {
             organizationId,
-            amount: -cost,
+            amount: -change.cost,
             kind: 'call',
-            description: `Call ${callId}: ${duration} s`,
+            description: `Call ${callId}: ${change.duration} s`,
             reference: `call:${callId}`,
           },
           tx,
         );
       }
-      if (updated && final) await this.#finished(tx, jobs, tenant, updated);
+      if (updated && change.final) await this.#finished(tx, jobs, tenant, updated);
       return updated;
     };
     return this.deps.queue.transaction(work);
+  }
+
+  /**
+   * A carrier callback's status, given the call as the callback read it (with its assistant's
+   * `webhook_url`). Most callbacks of a call change nothing (a repeated or overtaken status) or only
+   * move it on (ringing, answered): those cost no transaction. Nothing changes when nothing would
+   * under the lock, since a status never moves back; a move with nothing else to do (not final, no
+   * webhook to send) is written by one statement that applies only if the call is still as read —
+   * otherwise, and for everything else, applyStatus decides again under the row lock.
+   */
+  async applyReportedStatus(seen: store.CallWithWebhook, event: StatusEvent): Promise<void> {
+    const change = statusChange(seen.call, event, this.deps.pricePerMinute);
+    if (change.kind === 'none' && !event.sipAgent) return;
+    if (change.kind === 'move' && !change.final && seen.webhookUrl === null) {
+      const tenant = new Tenant(seen.call.organizationId);
+      const options = { noWebhookUrl: true };
+      if (await store.moveCallIfUnchanged(this.deps.db, tenant, seen.call, change.changes, change.event, options))
+        return;
+    }
+    await this.applyStatus(seen.call.organizationId, seen.call.id, event);
   }
 }
 

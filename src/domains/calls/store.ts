@@ -1,5 +1,5 @@
 /** SQL of call records and their events. */
-import { and, asc, desc, eq, gte, inArray, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
 import { oneOf } from '../../db/schema/checks.js';
@@ -13,7 +13,8 @@ import {
   callTranscriptSegments,
   FINAL_CALL_STATUSES,
 } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+import { scopedStatement, unscopedStatement } from '../../db/built.js';
+import { ORGANIZATION_PLACEHOLDER, ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 import { configVersionOfRowIn } from '../runtime/versioned-cache.js';
 import { COUNTED_EVENTS, rollUpEvent, rollupSubjectOf } from './rollups.js';
@@ -57,27 +58,74 @@ export async function insertCallOnce(
   return row;
 }
 
+/** A call with its assistant's `webhook_url` (null when it has none). */
+export interface CallWithWebhook {
+  call: CallRow;
+  webhookUrl: string | null;
+}
+
+/** The `webhook_url` of the call's assistant, in a select from `calls`. */
+const assistantWebhookUrl =
+  // Spelled out: in a one-table select Drizzle leaves columns unqualified.
+  sql<string | null>`(select nullif(a.config ->> 'webhook_url', '') from ${assistants} a
+    where a.id = "calls"."assistant_id" and a.organization_id = "calls"."organization_id")`;
+
 /**
- * The call locked for a status change, with its assistant's `webhook_url` (null when it has none):
- * what a status callback reads before it writes, in one statement.
+ * The call locked for a status change, with its assistant's `webhook_url`: what a status callback
+ * reads before it writes, in one statement.
  */
 export async function lockCallForStatus(
   ex: Executor,
   tenant: Tenant,
   id: number,
-): Promise<{ call: CallRow; webhookUrl: string | null } | undefined> {
-  const [row] = await ex
-    .select({
-      call: calls,
-      // Spelled out: in a one-table select Drizzle leaves columns unqualified.
-      webhookUrl: sql<string | null>`(select a.config ->> 'webhook_url' from ${assistants} a
-        where a.id = "calls"."assistant_id" and a.organization_id = "calls"."organization_id")`,
-    })
-    .from(calls)
-    .where(tenant.where(calls, eq(calls.id, id)))
-    .limit(1)
-    .for('update', { of: calls });
+): Promise<CallWithWebhook | undefined> {
+  const [row] = await lockCallForStatusStatement(ex, tenant, { id });
   return row;
+}
+
+const lockCallForStatusStatement = scopedStatement((ex) =>
+  ex
+    .select({ call: calls, webhookUrl: assistantWebhookUrl })
+    .from(calls)
+    .where(and(ownedByPlaceholder(calls), eq(calls.id, sql.placeholder('id'))))
+    .limit(1)
+    .for('update', { of: calls }),
+);
+
+/**
+ * Changes a call and records `event`, in one statement — only if the call is still as `seen` (every
+ * column a status decision reads: status, carrier id, `call_meta`, start) and, when `noWebhookUrl`,
+ * its assistant has no `webhook_url`. False when it is not (the caller then decides under the lock).
+ */
+export async function moveCallIfUnchanged(
+  ex: Executor,
+  tenant: Tenant,
+  seen: CallRow,
+  changes: Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>,
+  event: { type: string; data: Record<string, unknown> },
+  options: { noWebhookUrl: boolean },
+): Promise<boolean> {
+  if (COUNTED_EVENTS.has(event.type)) return false;
+  const moved = ex
+    .update(calls)
+    .set(withUpdatedAt(changes))
+    .where(
+      tenant.where(
+        calls,
+        eq(calls.id, seen.id),
+        eq(calls.status, seen.status),
+        seen.callSid === null ? isNull(calls.callSid) : eq(calls.callSid, seen.callSid),
+        sql`${calls.callMeta} = ${JSON.stringify(seen.callMeta)}::jsonb`,
+        seen.startedAt === null ? isNull(calls.startedAt) : eq(calls.startedAt, seen.startedAt),
+        options.noWebhookUrl ? sql`${assistantWebhookUrl} is null` : undefined,
+      ),
+    )
+    .returning({ id: calls.id });
+  const result = (await ex.execute(sql`with moved as (${moved.getSQL()})
+    insert into ${callEvents} (organization_id, call_id, type, data)
+    select ${tenant.organizationId}::int, id, ${event.type}, ${JSON.stringify(event.data)}::jsonb from moved
+    returning 1`)) as unknown as { rows: unknown[] };
+  return result.rows.length > 0;
 }
 
 export async function findCall(
@@ -86,14 +134,25 @@ export async function findCall(
   id: number,
   options: { forUpdate?: boolean } = {},
 ): Promise<CallRow | undefined> {
-  const query = ex
-    .select()
-    .from(calls)
-    .where(tenant.where(calls, eq(calls.id, id)))
-    .limit(1);
-  const [row] = options.forUpdate ? await query.for('update') : await query;
+  const [row] = await (options.forUpdate ? findCallForUpdateStatement : findCallStatement)(ex, tenant, { id });
   return row;
 }
+
+const findCallStatement = scopedStatement((ex) =>
+  ex
+    .select()
+    .from(calls)
+    .where(and(ownedByPlaceholder(calls), eq(calls.id, sql.placeholder('id'))))
+    .limit(1),
+);
+const findCallForUpdateStatement = scopedStatement((ex) =>
+  ex
+    .select()
+    .from(calls)
+    .where(and(ownedByPlaceholder(calls), eq(calls.id, sql.placeholder('id'))))
+    .limit(1)
+    .for('update'),
+);
 
 /** Which calls a listing or an export covers; dates bound `created_at` (inclusive). */
 export interface CallFilter {
@@ -244,7 +303,7 @@ export async function insertCallEvent(
   data: Record<string, unknown> = {},
 ): Promise<void> {
   if (!COUNTED_EVENTS.has(type)) {
-    await ex.insert(callEvents).values({ organizationId: tenant.organizationId, callId, type, data });
+    await insertCallEventStatement(ex, tenant, { callId, type, data });
     return;
   }
   // A tool use or a transfer is counted in the call analytics with the event, atomically.
@@ -254,6 +313,15 @@ export async function insertCallEvent(
     if (call) await rollUpEvent(tx, tenant.organizationId, call, type, data);
   });
 }
+
+const insertCallEventStatement = scopedStatement((ex) =>
+  ex.insert(callEvents).values({
+    organizationId: sql.placeholder(ORGANIZATION_PLACEHOLDER),
+    callId: sql.placeholder('callId'),
+    type: sql.placeholder('type'),
+    data: sql.placeholder('data'),
+  }),
+);
 
 export type CallEventRow = typeof callEvents.$inferSelect;
 
@@ -330,25 +398,28 @@ export const unscoped = {
 
   /**
    * A call found by our id or by the carrier's, with its organization's configuration version
-   * (runtime/versioned-cache.ts) read in the same statement: a carrier callback verifies its
-   * signature with credentials kept in memory at that version, at no statement of its own.
+   * (runtime/versioned-cache.ts) and its assistant's `webhook_url` read in the same statement: a
+   * carrier callback verifies its signature with credentials kept in memory at that version, at no
+   * statement of its own, and may move the call by one more (CallService.applyReportedStatus).
    */
   async callWithConfigVersion(
     ex: Executor,
     by: { id: number } | { provider: string; callSid: string },
-  ): Promise<{ call: CallRow; configVersion: number } | undefined> {
-    const [row] = await ex
-      .select({
-        call: calls,
-        configVersion: configVersionOfRowIn('calls'),
-      })
-      .from(calls)
-      .where(
-        'id' in by
-          ? eq(calls.id, by.id)
-          : and(eq(calls.provider, by.provider), eq(calls.callSid, by.callSid)),
-      )
-      .limit(1);
+  ): Promise<(CallWithWebhook & { configVersion: number }) | undefined> {
+    const [row] = await ('id' in by ? callWithConfigVersionById(ex, by) : callWithConfigVersionBySid(ex, by));
     return row;
   },
 };
+
+const callWithConfigVersionOf = (ex: Executor) =>
+  ex
+    .select({ call: calls, webhookUrl: assistantWebhookUrl, configVersion: configVersionOfRowIn('calls') })
+    .from(calls);
+const callWithConfigVersionById = unscopedStatement((ex) =>
+  callWithConfigVersionOf(ex).where(eq(calls.id, sql.placeholder('id'))).limit(1),
+);
+const callWithConfigVersionBySid = unscopedStatement((ex) =>
+  callWithConfigVersionOf(ex)
+    .where(and(eq(calls.provider, sql.placeholder('provider')), eq(calls.callSid, sql.placeholder('callSid'))))
+    .limit(1),
+);

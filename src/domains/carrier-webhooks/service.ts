@@ -26,6 +26,7 @@ import {
   type MachineDetection,
   type MachineDetectionListener,
   recordMachineDetection,
+  recordMachineDetectionOn,
   verdictOf,
 } from '../calls/answered-by.js';
 import * as callReads from '../calls/reads.js';
@@ -58,6 +59,8 @@ interface Subject {
   /** The organization's configuration version, when read with the record (see credential-cache.ts). */
   configVersion?: number;
   call?: callReads.CallRow;
+  /** The call's assistant's `webhook_url`, read with the call (null: none). */
+  webhookUrl?: string | null;
   message?: Pick<messageReads.MessageRow, 'id' | 'providerMessageId'>;
   number?: { id: number; assistantId: number | null; provider: string; phoneNumber: string };
 }
@@ -124,9 +127,12 @@ export class CarrierWebhookService {
     let call = subject.call;
     for (const event of events) {
       if (event.kind === 'call_status' && call) {
-        await this.deps.calls.applyStatus(subject.organizationId, call.id, event);
+        // The call as this webhook found it, while no event before this one may have changed it.
+        if (call === subject.call && subject.webhookUrl !== undefined && events.length === 1)
+          await this.deps.calls.applyReportedStatus({ call, webhookUrl: subject.webhookUrl }, event);
+        else await this.deps.calls.applyStatus(subject.organizationId, call.id, event);
       } else if (event.kind === 'machine_detection' && call) {
-        await this.#machineDetected(tenant, call.id, event);
+        await this.#machineDetected(tenant, call.id, event, events.length === 1 ? subject.call : undefined);
       } else if (event.kind === 'inbound_call' && !call && subject.number && kind === 'voice') {
         call = await this.deps.calls.startInbound(tenant, subject.number, event);
       } else if (event.kind === 'message_status' && subject.message) {
@@ -147,9 +153,18 @@ export class CarrierWebhookService {
     return { status: 200, contentType: markup.contentType, body: markup.body };
   }
 
-  /** A verdict of the carrier's answering-machine detection: recorded on the call, then told. */
-  async #machineDetected(tenant: Tenant, callId: number, event: MachineDetection): Promise<void> {
-    await this.deps.db.transaction((tx) => recordMachineDetection(tx, tenant, callId, event));
+  /**
+   * A verdict of the carrier's answering-machine detection: recorded on the call (`seen`: as this
+   * webhook found it, when nothing before the verdict changed it), then told.
+   */
+  async #machineDetected(
+    tenant: Tenant,
+    callId: number,
+    event: MachineDetection,
+    seen: callReads.CallRow | undefined,
+  ): Promise<void> {
+    if (seen) await recordMachineDetectionOn(this.deps.db, seen, event);
+    else await this.deps.db.transaction((tx) => recordMachineDetection(tx, tenant, callId, event));
     for (const listener of this.#machineListeners) listener(tenant, callId, verdictOf(event));
   }
 
@@ -199,9 +214,15 @@ export class CarrierWebhookService {
               })
             : undefined;
       if (found) {
-        const { call, configVersion } = found;
+        const { call, configVersion, webhookUrl } = found;
         return call.provider === adapter.id
-          ? { organizationId: call.organizationId, assistantId: call.assistantId, configVersion, call }
+          ? {
+              organizationId: call.organizationId,
+              assistantId: call.assistantId,
+              configVersion,
+              call,
+              webhookUrl,
+            }
           : undefined;
       }
       // An inbound call: our number is the one dialled.

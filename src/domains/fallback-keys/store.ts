@@ -2,7 +2,8 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { fallbackKeys } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+import { scopedStatement } from '../../db/built.js';
+import { ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
 export type FallbackKeyRow = typeof fallbackKeys.$inferSelect;
@@ -12,12 +13,18 @@ export async function listFallbackKeys(
   tenant: Tenant,
   provider?: string,
 ): Promise<FallbackKeyRow[]> {
+  if (!provider) return allFallbackKeys(ex, tenant, {});
   return ex
     .select()
     .from(fallbackKeys)
-    .where(tenant.where(fallbackKeys, provider ? eq(fallbackKeys.provider, provider) : undefined))
+    .where(tenant.where(fallbackKeys, eq(fallbackKeys.provider, provider)))
     .orderBy(asc(fallbackKeys.id));
 }
+
+/** Every call's configuration reads them all: built once. */
+const allFallbackKeys = scopedStatement((ex) =>
+  ex.select().from(fallbackKeys).where(ownedByPlaceholder(fallbackKeys)).orderBy(asc(fallbackKeys.id)),
+);
 
 export async function insertFallbackKey(
   ex: Executor,

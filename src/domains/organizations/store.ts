@@ -2,7 +2,8 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { organizations, providerCredentials } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+import { scopedStatement } from '../../db/built.js';
+import { ORGANIZATION_PLACEHOLDER, ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -17,10 +18,22 @@ export async function findOwnOrganization(
   tenant: Tenant,
   options: { forUpdate?: boolean } = {},
 ): Promise<OrganizationRow | undefined> {
+  if (!options.forUpdate) {
+    const [row] = await organizationRead(ex, tenant, {});
+    return row;
+  }
   const query = ex.select().from(organizations).where(eq(organizations.id, tenant.organizationId)).limit(1);
-  const [row] = options.forUpdate ? await query.for('update') : await query;
+  const [row] = await query.for('update');
   return row;
 }
+
+const organizationRead = scopedStatement((ex) =>
+  ex
+    .select()
+    .from(organizations)
+    .where(eq(organizations.id, sql.placeholder(ORGANIZATION_PLACEHOLDER)))
+    .limit(1),
+);
 
 export async function insertOrganization(
   ex: Executor,
@@ -48,8 +61,12 @@ export async function updateOrganization(
 }
 
 export async function listCredentials(ex: Executor, tenant: Tenant): Promise<CredentialRow[]> {
-  return ex.select().from(providerCredentials).where(tenant.owns(providerCredentials));
+  return credentialsRead(ex, tenant, {});
 }
+
+const credentialsRead = scopedStatement((ex) =>
+  ex.select().from(providerCredentials).where(ownedByPlaceholder(providerCredentials)),
+);
 
 export async function upsertCredential(ex: Executor, tenant: Tenant, provider: string, sealed: string) {
   await ex

@@ -2,7 +2,8 @@
 import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { assistants, phoneNumbers } from '../../db/schema/index.js';
-import type { Tenant } from '../../db/tenant.js';
+import { scopedStatement } from '../../db/built.js';
+import { ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
 export type PhoneNumberRow = typeof phoneNumbers.$inferSelect & { assistantName: string | null };
@@ -45,11 +46,15 @@ export async function findByNumber(
   tenant: Tenant,
   phoneNumber: string,
 ): Promise<PhoneNumberRow | undefined> {
-  const [row] = await selectWithAssistant(ex).where(
-    tenant.where(phoneNumbers, eq(phoneNumbers.phoneNumber, phoneNumber)),
-  );
+  const [row] = await numberRead(ex, tenant, { phoneNumber });
   return row;
 }
+
+const numberRead = scopedStatement((ex) =>
+  selectWithAssistant(ex).where(
+    and(ownedByPlaceholder(phoneNumbers), eq(phoneNumbers.phoneNumber, sql.placeholder('phoneNumber'))),
+  ),
+);
 
 export async function listPhoneNumbers(
   ex: Executor,
@@ -78,12 +83,16 @@ export async function firstNumberOfAssistant(
   tenant: Tenant,
   assistantId: number,
 ): Promise<PhoneNumberRow | undefined> {
-  const [row] = await selectWithAssistant(ex)
-    .where(tenant.where(phoneNumbers, eq(phoneNumbers.assistantId, assistantId)))
-    .orderBy(asc(phoneNumbers.id))
-    .limit(1);
+  const [row] = await firstNumberRead(ex, tenant, { assistantId });
   return row;
 }
+
+const firstNumberRead = scopedStatement((ex) =>
+  selectWithAssistant(ex)
+    .where(and(ownedByPlaceholder(phoneNumbers), eq(phoneNumbers.assistantId, sql.placeholder('assistantId'))))
+    .orderBy(asc(phoneNumbers.id))
+    .limit(1),
+);
 
 /**
  * The numbers routed to an assistant, or to a graph, lowest id first: the 409 that protects either

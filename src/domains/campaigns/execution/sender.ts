@@ -8,6 +8,7 @@ import type { Tenant } from '../../../db/tenant.js';
 import { isTelephonyProvider } from '../../../providers/carriers/index.js';
 import type { TelephonyProvider } from '../../../providers/ids.js';
 import { findAssistant } from '../../assistants/reads.js';
+import { detectsVoicemailFor } from '../../calls/answered-by.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
 import type { CampaignRecord } from './store.js';
 
@@ -19,6 +20,8 @@ export interface Sender {
   /** A carrier, or `sip_trunk` (calls only: the SIP agent places them through the organization's trunk). */
   provider: TelephonyProvider;
   credentials: Record<string, string>;
+  /** Whether the carrier is asked to detect answering machines (the assistant's voicemail settings). */
+  detectsVoicemail: boolean;
 }
 
 /** Why a campaign sends no SMS from a number on a SIP trunk. */
@@ -73,6 +76,7 @@ export class CampaignSenders {
       phoneNumber: number.phoneNumber,
       provider: number.provider,
       credentials: credentials as Record<string, string>,
+      detectsVoicemail: detectsVoicemailFor(assistant.config),
     };
   }
 }

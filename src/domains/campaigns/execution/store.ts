@@ -18,7 +18,8 @@ import {
   campaigns,
   type ExecutionStatus,
 } from '../../../db/schema/index.js';
-import type { Tenant } from '../../../db/tenant.js';
+import { scopedStatement } from '../../../db/built.js';
+import { ownedByPlaceholder, type Tenant } from '../../../db/tenant.js';
 import { withUpdatedAt } from '../../../db/touch.js';
 
 export type CampaignRecord = typeof campaigns.$inferSelect;
@@ -40,12 +41,20 @@ function campaignRecord(
   id: number,
   lock?: 'no key update' | 'share',
 ): Promise<CampaignRecord | undefined> {
-  const query = ex
+  const statement = lock ? campaignLocked[lock] : campaignRead;
+  return statement(ex, tenant, { id }).then(([row]) => row);
+}
+
+const campaignById = (ex: Executor) =>
+  ex
     .select()
     .from(campaigns)
-    .where(tenant.where(campaigns, eq(campaigns.id, id)));
-  return (lock ? query.for(lock) : query).then(([row]) => row);
-}
+    .where(and(ownedByPlaceholder(campaigns), eq(campaigns.id, sql.placeholder('id'))));
+const campaignRead = scopedStatement((ex) => campaignById(ex));
+const campaignLocked = {
+  'no key update': scopedStatement((ex) => campaignById(ex).for('no key update')),
+  share: scopedStatement((ex) => campaignById(ex).for('share')),
+};
 
 export const findCampaignRecord = (ex: Executor, tenant: Tenant, id: number) =>
   campaignRecord(ex, tenant, id);
@@ -226,13 +235,17 @@ export async function findExecution(
   id: number,
   options: { lock?: boolean } = {},
 ): Promise<ExecutionRecord | undefined> {
-  const query = ex
-    .select()
-    .from(campaignExecutions)
-    .where(tenant.where(campaignExecutions, eq(campaignExecutions.id, id)));
-  const [row] = options.lock ? await query.for('no key update') : await query;
+  const [row] = await (options.lock ? executionLocked : executionRead)(ex, tenant, { id });
   return row;
 }
+
+const executionById = (ex: Executor) =>
+  ex
+    .select()
+    .from(campaignExecutions)
+    .where(and(ownedByPlaceholder(campaignExecutions), eq(campaignExecutions.id, sql.placeholder('id'))));
+const executionRead = scopedStatement((ex) => executionById(ex));
+const executionLocked = scopedStatement((ex) => executionById(ex).for('no key update'));
 
 /**
  * The execution whose attempt is this call or this message, if one is — not locked: its outcome
@@ -243,13 +256,21 @@ export async function executionOf(
   tenant: Tenant,
   attempt: { callId: number } | { messageId: string },
 ): Promise<ExecutionRecord | undefined> {
-  const match =
-    'callId' in attempt
-      ? eq(campaignExecutions.callId, attempt.callId)
-      : eq(campaignExecutions.smsId, attempt.messageId);
+  if ('callId' in attempt) {
+    const [row] = await executionOfCall(ex, tenant, { callId: attempt.callId });
+    return row;
+  }
+  const match = eq(campaignExecutions.smsId, attempt.messageId);
   const [row] = await ex.select().from(campaignExecutions).where(tenant.where(campaignExecutions, match));
   return row;
 }
+
+const executionOfCall = scopedStatement((ex) =>
+  ex
+    .select()
+    .from(campaignExecutions)
+    .where(and(ownedByPlaceholder(campaignExecutions), eq(campaignExecutions.callId, sql.placeholder('callId')))),
+);
 
 /**
  * The executions whose attempts are these messages (those that are one), not locked, ordered by
@@ -310,13 +331,17 @@ export async function findContact(
   id: number,
   options: { lock?: boolean } = {},
 ): Promise<ContactRecord | undefined> {
-  const query = ex
-    .select()
-    .from(campaignContacts)
-    .where(tenant.where(campaignContacts, eq(campaignContacts.id, id)));
-  const [row] = options.lock ? await query.for('no key update') : await query;
+  const [row] = await (options.lock ? contactLocked : contactRead)(ex, tenant, { id });
   return row;
 }
+
+const contactById = (ex: Executor) =>
+  ex
+    .select()
+    .from(campaignContacts)
+    .where(and(ownedByPlaceholder(campaignContacts), eq(campaignContacts.id, sql.placeholder('id'))));
+const contactRead = scopedStatement((ex) => contactById(ex));
+const contactLocked = scopedStatement((ex) => contactById(ex).for('no key update'));
 
 export async function updateContact(
   ex: Executor,
@@ -410,12 +435,16 @@ export async function updateSchedule(
 
 /** The running campaigns of the organization (to dispatch when one of its slots frees up). */
 export async function runningCampaigns(ex: Executor, tenant: Tenant): Promise<number[]> {
-  const rows = await ex
-    .select({ id: campaigns.id })
-    .from(campaigns)
-    .where(tenant.where(campaigns, eq(campaigns.status, 'running')))
-    // One order for every transaction that enqueues their dispatches: each dispatch is unique per
-    // campaign while it waits, so two transactions enqueueing the same ones wait on each other.
-    .orderBy(asc(campaigns.id));
+  const rows = await runningCampaignsStatement(ex, tenant, {});
   return rows.map((row) => row.id);
 }
+
+const runningCampaignsStatement = scopedStatement((ex) =>
+  ex
+    .select({ id: campaigns.id })
+    .from(campaigns)
+    .where(and(ownedByPlaceholder(campaigns), eq(campaigns.status, 'running')))
+    // One order for every transaction that enqueues their dispatches: each dispatch is unique per
+    // campaign while it waits, so two transactions enqueueing the same ones wait on each other.
+    .orderBy(asc(campaigns.id)),
+);
