@@ -139,7 +139,10 @@ export class AnalysisService {
     try {
       const result = await this.#analyse(tenant, call);
       if (result === 'nothing said') {
-        await store.settleAnalysis(this.deps.db, tenant, callId, { status: 'skipped', error: store.NOTHING_SAID });
+        await store.settleAnalysis(this.deps.db, tenant, callId, {
+          status: 'skipped',
+          error: store.NOTHING_SAID,
+        });
         return;
       }
       await this.deps.queue.transaction(async (tx, jobs) => {

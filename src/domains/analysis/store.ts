@@ -106,7 +106,12 @@ export async function skipIfNothingSaid(ex: Executor, tenant: Tenant, callId: nu
     .update(callAnalyses)
     .set({ status: 'skipped', error: NOTHING_SAID, provider: null, completedAt: new Date() })
     .where(
-      tenant.where(callAnalyses, eq(callAnalyses.callId, callId), eq(callAnalyses.status, 'pending'), sql`not ${said}`),
+      tenant.where(
+        callAnalyses,
+        eq(callAnalyses.callId, callId),
+        eq(callAnalyses.status, 'pending'),
+        sql`not ${said}`,
+      ),
     )
     .returning({ callId: callAnalyses.callId });
   return settled.length > 0;

@@ -1,8 +1,8 @@
 /** SQL of assistants. */
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import { scopedStatement } from '../../db/built.js';
 import type { Executor } from '../../db/client.js';
 import { assistants } from '../../db/schema/index.js';
-import { scopedStatement } from '../../db/built.js';
 import { ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 

@@ -92,7 +92,11 @@ export async function recordMachineDetection(
  * event; one that changes the record is written with its event by one statement while the call is
  * still as seen — else, as always, in a transaction with the row locked.
  */
-export async function recordMachineDetectionOn(db: Db, seen: store.CallRow, event: MachineDetection): Promise<void> {
+export async function recordMachineDetectionOn(
+  db: Db,
+  seen: store.CallRow,
+  event: MachineDetection,
+): Promise<void> {
   const tenant = new Tenant(seen.organizationId);
   const detected = { type: 'call.machine_detection', data: detectionEventData(event) };
   if (!event.answeredBy) return store.insertCallEvent(db, tenant, seen.id, detected.type, detected.data);
@@ -100,7 +104,8 @@ export async function recordMachineDetectionOn(db: Db, seen: store.CallRow, even
     ? undefined
     : withAnsweredBy(seen.callMeta, event.answeredBy);
   const options = { noWebhookUrl: false };
-  if (callMeta && (await store.moveCallIfUnchanged(db, tenant, seen, { callMeta }, detected, options))) return;
+  if (callMeta && (await store.moveCallIfUnchanged(db, tenant, seen, { callMeta }, detected, options)))
+    return;
   await db.transaction((tx) => recordMachineDetection(tx, tenant, seen.id, event));
 }
 

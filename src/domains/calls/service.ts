@@ -398,7 +398,16 @@ export class CallService {
     if (change.kind === 'move' && !change.final && seen.webhookUrl === null) {
       const tenant = new Tenant(seen.call.organizationId);
       const options = { noWebhookUrl: true };
-      if (await store.moveCallIfUnchanged(this.deps.db, tenant, seen.call, change.changes, change.event, options))
+      if (
+        await store.moveCallIfUnchanged(
+          this.deps.db,
+          tenant,
+          seen.call,
+          change.changes,
+          change.event,
+          options,
+        )
+      )
         return;
     }
     await this.applyStatus(seen.call.organizationId, seen.call.id, event);

@@ -7,9 +7,10 @@
  * A status never moves back, so "nothing" decided on a call read earlier stays true later: the call
  * can only have moved further since (the SIP agent's claim aside, which depends on `call_meta`).
  */
-import { roundMoney } from '../billing/service.js';
+
 import { type CallStatus, FINAL_CALL_STATUSES } from '../../db/schema/telephony.js';
 import type { CarrierEvent } from '../../providers/carriers/types.js';
+import { roundMoney } from '../billing/service.js';
 import { sipAgentChange, statusMetaChange } from './status-meta.js';
 import type { CallRow } from './store.js';
 

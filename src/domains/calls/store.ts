@@ -1,6 +1,7 @@
 /** SQL of call records and their events. */
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
+import { scopedStatement, unscopedStatement } from '../../db/built.js';
 import type { Executor } from '../../db/client.js';
 import { oneOf } from '../../db/schema/checks.js';
 import {
@@ -13,7 +14,6 @@ import {
   callTranscriptSegments,
   FINAL_CALL_STATUSES,
 } from '../../db/schema/index.js';
-import { scopedStatement, unscopedStatement } from '../../db/built.js';
 import { ORGANIZATION_PLACEHOLDER, ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 import { configVersionOfRowIn } from '../runtime/versioned-cache.js';
@@ -134,7 +134,9 @@ export async function findCall(
   id: number,
   options: { forUpdate?: boolean } = {},
 ): Promise<CallRow | undefined> {
-  const [row] = await (options.forUpdate ? findCallForUpdateStatement : findCallStatement)(ex, tenant, { id });
+  const [row] = await (options.forUpdate ? findCallForUpdateStatement : findCallStatement)(ex, tenant, {
+    id,
+  });
   return row;
 }
 
@@ -416,10 +418,14 @@ const callWithConfigVersionOf = (ex: Executor) =>
     .select({ call: calls, webhookUrl: assistantWebhookUrl, configVersion: configVersionOfRowIn('calls') })
     .from(calls);
 const callWithConfigVersionById = unscopedStatement((ex) =>
-  callWithConfigVersionOf(ex).where(eq(calls.id, sql.placeholder('id'))).limit(1),
+  callWithConfigVersionOf(ex)
+    .where(eq(calls.id, sql.placeholder('id')))
+    .limit(1),
 );
 const callWithConfigVersionBySid = unscopedStatement((ex) =>
   callWithConfigVersionOf(ex)
-    .where(and(eq(calls.provider, sql.placeholder('provider')), eq(calls.callSid, sql.placeholder('callSid'))))
+    .where(
+      and(eq(calls.provider, sql.placeholder('provider')), eq(calls.callSid, sql.placeholder('callSid'))),
+    )
     .limit(1),
 );

@@ -1,8 +1,8 @@
 /** SQL of an organization's fallback keys (per provider). */
 import { and, asc, eq } from 'drizzle-orm';
+import { scopedStatement } from '../../db/built.js';
 import type { Executor } from '../../db/client.js';
 import { fallbackKeys } from '../../db/schema/index.js';
-import { scopedStatement } from '../../db/built.js';
 import { ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 

@@ -1,8 +1,8 @@
 /** SQL of organizations as seen by their members, and of their stored credentials. */
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { scopedStatement } from '../../db/built.js';
 import type { Executor } from '../../db/client.js';
 import { organizations, providerCredentials } from '../../db/schema/index.js';
-import { scopedStatement } from '../../db/built.js';
 import { ORGANIZATION_PLACEHOLDER, ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 

@@ -1,8 +1,8 @@
 /** SQL of phone numbers. */
 import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { scopedStatement } from '../../db/built.js';
 import type { Executor } from '../../db/client.js';
 import { assistants, phoneNumbers } from '../../db/schema/index.js';
-import { scopedStatement } from '../../db/built.js';
 import { ownedByPlaceholder, type Tenant } from '../../db/tenant.js';
 import { withUpdatedAt } from '../../db/touch.js';
 
@@ -89,7 +89,9 @@ export async function firstNumberOfAssistant(
 
 const firstNumberRead = scopedStatement((ex) =>
   selectWithAssistant(ex)
-    .where(and(ownedByPlaceholder(phoneNumbers), eq(phoneNumbers.assistantId, sql.placeholder('assistantId'))))
+    .where(
+      and(ownedByPlaceholder(phoneNumbers), eq(phoneNumbers.assistantId, sql.placeholder('assistantId'))),
+    )
     .orderBy(asc(phoneNumbers.id))
     .limit(1),
 );

@@ -138,7 +138,8 @@ export async function runAttempt(
   });
   // A refusal fails the call, and the call's listener (callFinished) finishes the attempt. The carrier
   // detects answering machines (the `voicemail` outcome) as the assistant's voicemail settings say.
-  if (call) await deps.calls.dial(tenant, call, sender.credentials, { detectMachine: sender.detectsVoicemail });
+  if (call)
+    await deps.calls.dial(tenant, call, sender.credentials, { detectMachine: sender.detectsVoicemail });
 }
 
 /**

@@ -9,6 +9,7 @@
  * foreign-key checks take on a campaign or contact whenever an execution row is written.
  */
 import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { scopedStatement } from '../../../db/built.js';
 import type { Executor } from '../../../db/client.js';
 import {
   type ContactStatus,
@@ -18,7 +19,6 @@ import {
   campaigns,
   type ExecutionStatus,
 } from '../../../db/schema/index.js';
-import { scopedStatement } from '../../../db/built.js';
 import { ownedByPlaceholder, type Tenant } from '../../../db/tenant.js';
 import { withUpdatedAt } from '../../../db/touch.js';
 
@@ -269,7 +269,9 @@ const executionOfCall = scopedStatement((ex) =>
   ex
     .select()
     .from(campaignExecutions)
-    .where(and(ownedByPlaceholder(campaignExecutions), eq(campaignExecutions.callId, sql.placeholder('callId')))),
+    .where(
+      and(ownedByPlaceholder(campaignExecutions), eq(campaignExecutions.callId, sql.placeholder('callId'))),
+    ),
 );
 
 /**
