@@ -17,6 +17,7 @@
  * is the caller's. Both drivers (node-postgres, PGlite) keep their connection so; the whole suite
  * runs every built statement on both, in and out of transactions.
  */
+import { getTableColumns, type Table } from 'drizzle-orm';
 import type { Executor } from './client.js';
 import { ORGANIZATION_PLACEHOLDER, type Tenant } from './tenant.js';
 
@@ -57,4 +58,18 @@ export function unscopedStatement<R, V extends Values = Values>(
   make: (ex: Executor) => Preparable<R>,
 ): (ex: Executor, values: V) => Promise<R> {
   return builtOnce(make);
+}
+
+/**
+ * A row of `table` as Drizzle's own queries give it (property names, dates, JSON), from the raw row
+ * of a statement written as SQL — one that chains writes in a WITH, which Drizzle's builders cannot
+ * say — run through `ex.execute`, where both drivers leave values as the database sent them.
+ */
+export function rowOf<T extends Table>(table: T, raw: Record<string, unknown>): T['$inferSelect'] {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const value = raw[column.name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as T['$inferSelect'];
 }

@@ -105,19 +105,23 @@ export class CallService {
 
   /** Records an outbound call (status `queued`) in the caller's transaction, before it is dialled. */
   async recordOutbound(ex: Executor, tenant: Tenant, call: OutboundCall): Promise<store.CallRow> {
-    const row = await store.insertCall(ex, tenant, {
-      assistantId: call.assistantId,
-      phoneNumberId: call.phoneNumberId,
-      provider: call.provider,
-      direction: 'outbound',
-      fromPhoneNumber: call.from,
-      toPhoneNumber: call.to,
-      customerPhoneNumber: call.to,
-      status: 'queued',
-      callMeta: call.callMeta,
-      ...(call.campaignId !== undefined ? { campaignId: call.campaignId } : {}),
-    });
-    await store.insertCallEvent(ex, tenant, row.id, 'call.queued', { to: call.to, from: call.from });
+    const row = await store.insertCall(
+      ex,
+      tenant,
+      {
+        assistantId: call.assistantId,
+        phoneNumberId: call.phoneNumberId,
+        provider: call.provider,
+        direction: 'outbound',
+        fromPhoneNumber: call.from,
+        toPhoneNumber: call.to,
+        customerPhoneNumber: call.to,
+        status: 'queued',
+        callMeta: call.callMeta,
+        ...(call.campaignId !== undefined ? { campaignId: call.campaignId } : {}),
+      },
+      { type: 'call.queued', data: { to: call.to, from: call.from } },
+    );
     return row;
   }
 
@@ -363,8 +367,7 @@ export class CallService {
       const change = statusChange(call, event, this.deps.pricePerMinute);
       if (change.kind === 'none') return undefined;
       if (change.kind === 'agent') return store.updateCall(tx, tenant, callId, change.changes);
-      const updated = await store.updateCall(tx, tenant, callId, change.changes);
-      await store.insertCallEvent(tx, tenant, callId, change.event.type, change.event.data);
+      const updated = await store.updateCallWithEvent(tx, tenant, callId, change.changes, change.event);
       if (updated) await this.#emit(tx, jobs, tenant, updated, change.event.type, webhookUrl);
       if (change.cost && change.cost > 0) {
         await this.deps.billing.apply(

@@ -1,7 +1,7 @@
 /** SQL of call records and their events. */
 import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { scopedStatement, unscopedStatement } from '../../db/built.js';
+import { rowOf, scopedStatement, unscopedStatement } from '../../db/built.js';
 import type { Executor } from '../../db/client.js';
 import { oneOf } from '../../db/schema/checks.js';
 import {
@@ -23,13 +23,32 @@ import { digitArrayLiteral, phoneLexemes } from './search-terms.js';
 export type CallRow = typeof calls.$inferSelect;
 export type NewCall = Omit<typeof calls.$inferInsert, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'>;
 
-export async function insertCall(ex: Executor, tenant: Tenant, values: NewCall): Promise<CallRow> {
-  const [row] = await ex
+/**
+ * Inserts a call with its search document and, when given, its first event — in one statement. The
+ * search document starts with the call's phone numbers, until transcript segments add their words.
+ */
+export async function insertCall(
+  ex: Executor,
+  tenant: Tenant,
+  values: NewCall,
+  event?: { type: string; data: Record<string, unknown> },
+): Promise<CallRow> {
+  const inserted = ex
     .insert(calls)
     .values({ ...values, organizationId: tenant.organizationId })
     .returning();
-  await insertSearchDocument(ex, tenant, row!);
-  return row!;
+  const lexemes = phoneLexemes([values.fromPhoneNumber, values.toPhoneNumber, values.customerPhoneNumber]);
+  const recorded = event
+    ? sql`, recorded as (insert into ${callEvents} (organization_id, call_id, type, data)
+        select organization_id, id, ${event.type}, ${JSON.stringify(event.data)}::jsonb from call)`
+    : sql``;
+  const result = (await ex.execute(sql`with call as (${inserted.getSQL()}),
+    document as (insert into ${callSearchDocuments} (call_id, organization_id, assistant_id, document)
+      select id, organization_id, assistant_id,
+        setweight(array_to_tsvector(${digitArrayLiteral(lexemes)}::text[]), 'A') from call)
+    ${recorded}
+    select * from call`)) as unknown as { rows: Array<Record<string, unknown>> };
+  return rowOf(calls, result.rows[0]!);
 }
 
 /** A new call's search document: its phone numbers, until transcript segments add their words. */
@@ -244,6 +263,32 @@ export async function updateCall(
     .where(and(tenant.owns(calls), eq(calls.id, id)))
     .returning();
   return row;
+}
+
+/** `updateCall` and the event that says what changed, in one statement. */
+export async function updateCallWithEvent(
+  ex: Executor,
+  tenant: Tenant,
+  id: number,
+  changes: Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>,
+  event: { type: string; data: Record<string, unknown> },
+): Promise<CallRow | undefined> {
+  if (COUNTED_EVENTS.has(event.type)) {
+    const updated = await updateCall(ex, tenant, id, changes);
+    await insertCallEvent(ex, tenant, id, event.type, event.data);
+    return updated;
+  }
+  const updated = ex
+    .update(calls)
+    .set(withUpdatedAt(changes))
+    .where(and(tenant.owns(calls), eq(calls.id, id)))
+    .returning();
+  const result = (await ex.execute(sql`with updated as (${updated.getSQL()}),
+    recorded as (insert into ${callEvents} (organization_id, call_id, type, data)
+      values (${tenant.organizationId}::int, ${id}::int, ${event.type}, ${JSON.stringify(event.data)}::jsonb))
+    select * from updated`)) as unknown as { rows: Array<Record<string, unknown>> };
+  const [row] = result.rows;
+  return row ? rowOf(calls, row) : undefined;
 }
 
 /** Deletes a call; its transcript, turns, events, recording and analysis rows go with it (cascades). */
