@@ -37,12 +37,9 @@ export async function runAttempt(
 ): Promise<void> {
   const { db, queue } = deps;
   const tenant = new Tenant(payload.organization_id);
-  const execution = await store.findExecution(db, tenant, payload.execution_id);
-  if (execution?.status !== 'pending') return; // made already, or skipped
-  const [campaign, contact] = await Promise.all([
-    store.findCampaignRecord(db, tenant, execution.campaignId),
-    store.findContact(db, tenant, execution.contactId),
-  ]);
+  const rows = await store.attemptRows(db, tenant, payload.execution_id);
+  if (rows?.execution.status !== 'pending') return; // made already, or skipped
+  const { execution, campaign, contact } = rows;
   if (!campaign || !contact) return;
   if (campaign.status === 'paused') return; // resuming hands it out again
   const skip = async (reason: string, failCampaignToo = false) =>

@@ -22,9 +22,19 @@ export async function callFinished(
   call: CallRow,
 ): Promise<void> {
   if (call.campaignId === null) return;
-  const execution = await store.executionOf(tx, tenant, { callId: call.id });
+  const execution = attemptNamedBy(call) ?? (await store.executionOf(tx, tenant, { callId: call.id }));
   if (!execution) return;
   await finishAttempt(tx, jobs, tenant, execution, callOutcome(call));
+}
+
+/**
+ * The attempt a campaign call's record names (attempt.ts writes its ids into `call_meta`), with no
+ * statement to find it: finishAttempt checks under its lock that the execution is still this call's.
+ */
+function attemptNamedBy(call: CallRow) {
+  const { campaign_execution_id: id, contact_id: contactId } = call.callMeta;
+  if (call.campaignId === null || typeof id !== 'number' || typeof contactId !== 'number') return undefined;
+  return { id, campaignId: call.campaignId, contactId, callId: call.id, smsId: null };
 }
 
 /**
