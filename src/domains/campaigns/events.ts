@@ -14,5 +14,13 @@ export async function announceProgress(
   organizationId: number,
   campaignId: number,
 ): Promise<void> {
-  await ex.execute(sql`select pg_notify(${PROGRESS_CHANNEL}, ${`${organizationId}:${campaignId}`})`);
+  await ex.execute(sql`select ${progressAnnouncement(organizationId, campaignId)}`);
+}
+
+/**
+ * The announcement as an expression, for a statement of the same transaction to evaluate once (a
+ * write's RETURNING): the transaction then announces at no statement of its own.
+ */
+export function progressAnnouncement(organizationId: number, campaignId: number) {
+  return sql<string>`pg_notify(${PROGRESS_CHANNEL}, ${`${organizationId}:${campaignId}`})`;
 }

@@ -13,7 +13,6 @@ import type { CallService } from '../../calls/service.js';
 import type { ConfigResolver } from '../../runtime/resolve-config.js';
 import type { SmsService } from '../../sms/service.js';
 import { canSendOutbound } from '../../sms-compliance/service.js';
-import { announceProgress } from '../events.js';
 import { failCampaign } from './occurrence.js';
 import type { AttemptOutcome } from './outcomes.js';
 import { contactVariables, personalize } from './personalize.js';
@@ -92,11 +91,14 @@ export async function runAttempt(
         to: contact.phoneNumber,
         body: texts.sms!,
       });
-      await store.updateExecution(tx, tenant, execution.id, {
-        smsId: message.id,
-        executionData: { ...common, personalized_sms: texts.sms },
-      });
-      await announceProgress(tx, tenant.organizationId, campaign.id);
+      const executionData = { ...common, personalized_sms: texts.sms };
+      await store.updateExecution(
+        tx,
+        tenant,
+        execution.id,
+        { smsId: message.id, executionData },
+        campaign.id,
+      );
     });
     return;
   }
@@ -121,16 +123,13 @@ export async function runAttempt(
         contact_id: contact.id,
       },
     });
-    await store.updateExecution(tx, tenant, execution.id, {
-      callId: row.id,
-      executionData: {
-        ...common,
-        ...(texts.welcomeMessage ? { personalized_welcome_message: texts.welcomeMessage } : {}),
-        ...(texts.agenda ? { personalized_agenda: texts.agenda } : {}),
-        ...(texts.endCallMessage ? { personalized_end_call_message: texts.endCallMessage } : {}),
-      },
-    });
-    await announceProgress(tx, tenant.organizationId, campaign.id);
+    const executionData = {
+      ...common,
+      ...(texts.welcomeMessage ? { personalized_welcome_message: texts.welcomeMessage } : {}),
+      ...(texts.agenda ? { personalized_agenda: texts.agenda } : {}),
+      ...(texts.endCallMessage ? { personalized_end_call_message: texts.endCallMessage } : {}),
+    };
+    await store.updateExecution(tx, tenant, execution.id, { callId: row.id, executionData }, campaign.id);
     return row;
   });
   // A refusal fails the call, and the call's listener (callFinished) finishes the attempt. The carrier

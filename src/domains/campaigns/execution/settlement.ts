@@ -9,7 +9,6 @@ import type { Tenant } from '../../../db/tenant.js';
 import type { JobEnqueuer } from '../../../queue/queue.js';
 import type { CallRow } from '../../calls/reads.js';
 import type { MessageRow } from '../../sms/reads.js';
-import { announceProgress } from '../events.js';
 import { dispatchSoon } from './occurrence.js';
 import { type AttemptOutcome, callOutcome, messageOutcome, nextStep } from './outcomes.js';
 import * as store from './store.js';
@@ -88,21 +87,28 @@ export async function settleAttempt(
 ): Promise<void> {
   const { campaign, contact, execution } = locked;
   if (!execution || !store.IN_FLIGHT.includes(execution.status)) return; // finished already
-  await store.updateExecution(tx, tenant, execution.id, {
-    status: outcome.status,
-    finishedAt: new Date(),
-    ...(outcome.cost !== undefined && outcome.cost !== null ? { cost: outcome.cost } : {}),
-    executionData: {
-      ...execution.executionData,
-      ...outcome.data,
-      ...(outcome.durationSeconds !== undefined && outcome.durationSeconds !== null
-        ? { duration_seconds: outcome.durationSeconds }
-        : {}),
-      ...(outcome.error ? { error_details: outcome.error } : {}),
+  // The change announces the campaign's progress with it (when there is a campaign to speak of).
+  const announceFor = campaign && contact ? campaign.id : undefined;
+  await store.updateExecution(
+    tx,
+    tenant,
+    execution.id,
+    {
+      status: outcome.status,
+      finishedAt: new Date(),
+      ...(outcome.cost !== undefined && outcome.cost !== null ? { cost: outcome.cost } : {}),
+      executionData: {
+        ...execution.executionData,
+        ...outcome.data,
+        ...(outcome.durationSeconds !== undefined && outcome.durationSeconds !== null
+          ? { duration_seconds: outcome.durationSeconds }
+          : {}),
+        ...(outcome.error ? { error_details: outcome.error } : {}),
+      },
     },
-  });
+    announceFor,
+  );
   if (!campaign || !contact) return;
-  await announceProgress(tx, tenant.organizationId, campaign.id);
   // Only the contact's attempt in flight moves it (a stop may have skipped it meanwhile).
   if (contact.status !== 'in_progress') return;
 

@@ -21,6 +21,7 @@ import {
 } from '../../../db/schema/index.js';
 import { ownedByPlaceholder, type Tenant } from '../../../db/tenant.js';
 import { withUpdatedAt } from '../../../db/touch.js';
+import { progressAnnouncement } from '../events.js';
 import type { CampaignRecord, ExecutionRecord, ScheduleRecord } from './row-reads.js';
 
 export {
@@ -224,16 +225,23 @@ export async function claimExecution(
   return row;
 }
 
+/**
+ * Changes an execution; `announceFor`: the campaign whose progress the change announces, with it
+ * (events.ts) — the execution must exist, as the announcement is made for the row updated.
+ */
 export async function updateExecution(
   ex: Executor,
   tenant: Tenant,
   id: number,
   changes: Partial<Omit<ExecutionRecord, 'id' | 'organizationId' | 'createdAt'>>,
+  announceFor?: number,
 ): Promise<void> {
-  await ex
+  const update = ex
     .update(campaignExecutions)
     .set(withUpdatedAt(changes))
     .where(tenant.where(campaignExecutions, eq(campaignExecutions.id, id)));
+  if (announceFor === undefined) await update;
+  else await update.returning({ announced: progressAnnouncement(tenant.organizationId, announceFor) });
 }
 
 export async function updateContact(
