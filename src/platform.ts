@@ -241,6 +241,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     sms,
   });
   await carrierWebhooks.start(database);
+  await configResolver.start(database);
   const { service: knowledge, processor: documentProcessor, recovery: knowledgeRecovery } = knowledgeParts;
   const webCalls = new WebCallService({
     db: database.db,

@@ -4,8 +4,9 @@
  * api_keys, then its first enabled fallback key, the other enabled fallback keys standing behind),
  * model settings, the assistant's own fallback models, the HIPAA rule, the phone number's carrier and
  * its credentials, and tenant isolation. Everything is set up through the HTTP routes; the resolver
- * is then asked directly, as the runtime asks it. It hands secrets back in clear, so they are compared
- * exactly. The tests share one platform; each creates the organizations it needs.
+ * is then asked directly, as the runtime asks it, and through `resolveCurrent`, which must agree. It
+ * hands secrets back in clear, so they are compared exactly. The tests share one platform; each
+ * creates the organizations it needs.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Tenant } from '../src/db/tenant.js';
@@ -109,11 +110,15 @@ async function addNumber(user: TestUser, payload: NumberInput): Promise<number> 
   return response.json().id;
 }
 
-function resolve(user: TestUser, assistantId: number, phoneNumber?: string) {
-  return t.platform.services.configResolver.resolve(
-    new Tenant(user.organizationId),
-    phoneNumber === undefined ? { assistantId } : { assistantId, phoneNumber },
-  );
+async function resolve(user: TestUser, assistantId: number, phoneNumber?: string) {
+  const resolver = t.platform.services.configResolver;
+  const tenant = new Tenant(user.organizationId);
+  const options = phoneNumber === undefined ? { assistantId } : { assistantId, phoneNumber };
+  const config = await resolver.resolve(tenant, options);
+  // What a call resolves (from memory while the configuration version stands) is the same answer,
+  // after every change the tests make: a change the version missed would show here.
+  expect(await resolver.resolveCurrent(tenant, options)).toEqual(config);
+  return config;
 }
 
 async function resolved(user: TestUser, assistantId: number, phoneNumber?: string): Promise<ResolvedConfig> {

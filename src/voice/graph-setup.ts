@@ -141,7 +141,7 @@ export function handOffAssistants(
   return async (assistantId) => {
     const known = built.get(assistantId);
     if (known) return known;
-    const resolved = await build.resolver.resolve(call.tenant, {
+    const resolved = await build.resolver.resolveCurrent(call.tenant, {
       assistantId,
       phoneNumber: call.fromPhoneNumber,
     });

@@ -235,7 +235,7 @@ export class VoiceRuntime implements CallRuntime {
         log: this.deps.log,
         now: () => new Date(),
       });
-    const resolved = await this.deps.resolver.resolve(tenant, {
+    const resolved = await this.deps.resolver.resolveCurrent(tenant, {
       assistantId: call.assistantId,
       phoneNumber: call.fromPhoneNumber,
     });

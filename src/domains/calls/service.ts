@@ -321,7 +321,7 @@ export class CallService {
         : render('welcome_message', body.welcome_message, variables);
     const agenda = body.agenda === undefined ? undefined : render('agenda', body.agenda, variables);
 
-    const resolved = await this.deps.resolver.resolve(tenant, { assistantId, phoneNumber: from! });
+    const resolved = await this.deps.resolver.resolveCurrent(tenant, { assistantId, phoneNumber: from! });
     const telephony = resolved?.telephony;
     if (!resolved || !telephony) throw notFound(`No assistant for the phone number ${from}`);
     if (!isTelephonyProvider(telephony.provider))

@@ -10,7 +10,7 @@ import type { Database, Db } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 import { isCarrierId } from '../../providers/carriers/index.js';
 import type { ConfigResolver, TelephonyCredentials } from './resolve-config.js';
-import { configVersion, VersionedCache } from './versioned-cache.js';
+import { atCurrentVersion, VersionedCache } from './versioned-cache.js';
 
 export class TelephonyCredentialCache {
   readonly #entries = new VersionedCache<TelephonyCredentials>({ ttlMs: 10 * 60_000, maxEntries: 20_000 });
@@ -33,15 +33,11 @@ export class TelephonyCredentialCache {
     version?: number,
   ): Promise<TelephonyCredentials> {
     const { db, resolver } = this.deps;
-    // A SIP trunk's credentials include the organization's sip_trunk_config, which no trigger watches.
+    // A SIP trunk's credentials include the organization's sip_trunk_config: resolved each time (the
+    // version covers that column only since migration 0021).
     if (!isCarrierId(options.provider)) return resolver.telephonyCredentials(tenant, options);
-    const current = version ?? (await configVersion(db, tenant));
     const key = `${options.provider}:${options.assistantId ?? ''}`;
-    const entry = this.#entries.get(tenant.organizationId, key);
-    if (entry && entry.version === current) return entry.value;
-    // Resolved after the version was read: a change in between makes the entry look stale, not fresh.
-    const resolved = await resolver.telephonyCredentials(tenant, options);
-    this.#entries.set(tenant.organizationId, key, { value: resolved, version: current });
-    return resolved;
+    const resolve = () => resolver.telephonyCredentials(tenant, options);
+    return atCurrentVersion(this.#entries, db, tenant, key, resolve, version);
   }
 }

@@ -7,10 +7,11 @@
  * telephony provider is the phone number's; its credentials are the assistant's carrier config, else
  * the organization's. Every later capability (calls, SMS, campaigns, the call runtime) asks here,
  * also for the two answers they share: which number a call or message goes out from with which
- * credentials (`resolveSender`), and which assistant a number is answered by (`assistantForNumber`).
+ * credentials (`resolveSender`), and which assistant a number is answered by (`assistantForNumber`,
+ * graphs/reads.ts).
  * Function tools run in the organization's cloud account (`cloudFunctions`).
  */
-import type { Db, Executor } from '../../db/client.js';
+import type { Database, Db, Executor } from '../../db/client.js';
 import type { Tenant } from '../../db/tenant.js';
 import { isTollFree } from '../../lib/phone.js';
 import { openPaths } from '../../lib/secret-paths.js';
@@ -19,12 +20,13 @@ import type { KeyedVendor } from '../../providers/ids.js';
 import { findAssistant } from '../assistants/reads.js';
 import { type AssistantSettings, SECRET_PATHS } from '../assistants/schemas.js';
 import { listFallbackKeys } from '../fallback-keys/reads.js';
-import { entryAssistantOf } from '../graphs/reads.js';
+import { assistantForNumber } from '../graphs/reads.js';
 import type { Credential } from '../organizations/credentials.js';
 import { findOwnOrganization, listCredentials } from '../organizations/reads.js';
 import { byoInactiveReason } from '../organizations/service.js';
 import { findByNumber, firstNumberOfAssistant, type PhoneNumberRow } from '../phone-numbers/reads.js';
 import { defaultSmsRate } from '../phone-numbers/service.js';
+import { atCurrentVersion, VersionedCache } from './versioned-cache.js';
 
 type Json = Record<string, unknown>;
 
@@ -391,26 +393,31 @@ export async function resolveSender(
   return { number, credentials, source };
 }
 
-/**
- * The assistant that answers a number and speaks from it: the number's own, else the entry assistant
- * of the graph it is routed to; null when it is routed to neither.
- */
-export async function assistantForNumber(
-  ex: Executor,
-  tenant: Tenant,
-  number: { assistantId: number | null; graphId: number | null },
-): Promise<number | null> {
-  if (number.assistantId !== null) return number.assistantId;
-  if (number.graphId === null) return null;
-  return (await entryAssistantOf(ex, tenant, number.graphId)) ?? null;
-}
-
 /** The resolver as a service, for the composition root. */
 export class ConfigResolver {
+  /** Configurations resolved for calls, at their organization's version (versioned-cache.ts). */
+  readonly #current = new VersionedCache<ResolvedConfig | null>({ ttlMs: 60_000, maxEntries: 5_000 });
+
   constructor(private readonly deps: { db: Db; secrets: SecretBox }) {}
+
+  /** Listens for configuration changes (drops stale entries early; not needed for correctness). */
+  start(database: Database): Promise<void> {
+    return this.#current.start(database);
+  }
 
   resolve(tenant: Tenant, options: ResolveOptions, ex: Executor = this.deps.db) {
     return resolveConfig(ex, this.deps.secrets, tenant, options);
+  }
+
+  /**
+   * `resolve` as it stands now, from memory while the organization's configuration version has not
+   * moved: one statement instead of five for each call that starts. A copy: callers may change it.
+   */
+  async resolveCurrent(tenant: Tenant, options: ResolveOptions): Promise<ResolvedConfig | undefined> {
+    const key = `${options.assistantId}:${options.phoneNumber ?? ''}`;
+    const resolve = async () => (await this.resolve(tenant, options)) ?? null;
+    const resolved = await atCurrentVersion(this.#current, this.deps.db, tenant, key, resolve);
+    return resolved ? structuredClone(resolved) : undefined;
   }
 
   /** The organization's settings (`enforce_sms_compliance`, `hipaa_enabled`, …). */

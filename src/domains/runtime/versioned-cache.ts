@@ -92,3 +92,24 @@ export class VersionedCache<V> {
     this.#entries.delete(organizationId);
   }
 }
+
+/**
+ * The value for `key` at the organization's configuration version: from `cache` while the entry's
+ * version is current, else from `resolve` (kept). `version`: read already by the caller (with the
+ * record it concerns); when not given it is read now — before `resolve` reads the data (see above).
+ */
+export async function atCurrentVersion<V>(
+  cache: VersionedCache<V>,
+  ex: Executor,
+  tenant: Tenant,
+  key: string,
+  resolve: () => Promise<V>,
+  version?: number,
+): Promise<V> {
+  const current = version ?? (await configVersion(ex, tenant));
+  const entry = cache.get(tenant.organizationId, key);
+  if (entry && entry.version === current) return entry.value;
+  const value = await resolve();
+  cache.set(tenant.organizationId, key, { value, version: current });
+  return value;
+}
