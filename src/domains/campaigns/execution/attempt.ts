@@ -141,13 +141,11 @@ export async function runAttempt(
 /**
  * pending → in_progress for the attempt about to be made, while its campaign still runs: the
  * campaign is share-locked first (the lock order), so a pause or stop either waits for this claim
- * or is seen by it. A paused campaign's attempt stays pending for the resume to hand out again;
- * a stop or failure has skipped it already.
+ * or is seen by it — in one statement (store.claimWhileRunning). A paused campaign's attempt stays
+ * pending for the resume to hand out again; a stop or failure has skipped it already.
  */
 async function claim(tx: Executor, tenant: Tenant, execution: store.ExecutionRecord): Promise<boolean> {
-  const campaign = await store.shareCampaign(tx, tenant, execution.campaignId);
-  if (campaign?.status !== 'running') return false;
-  return (await store.claimExecution(tx, tenant, execution.id)) !== undefined;
+  return (await store.claimWhileRunning(tx, tenant, execution)) !== undefined;
 }
 
 /** An attempt that cannot start (template, compliance): claimed and failed at once. */

@@ -113,9 +113,8 @@ export async function settleAttempt(
   if (contact.status !== 'in_progress') return;
 
   const { next, retryAt } = nextStep(campaign, contact, execution, outcome);
-  await store.updateContact(tx, tenant, contact.id, { status: next, nextAttemptAt: retryAt });
-  if (next === 'completed' || next === 'failed')
-    await store.countFinishedContact(tx, tenant, campaign.id, next);
+  // A contact that finished (completed or failed) is counted in its campaign by the same statement.
+  await store.updateContact(tx, tenant, contact.id, { status: next, nextAttemptAt: retryAt }, campaign.id);
   if (retryAt && campaign.retryDelayMinutes > 0) {
     await jobs.enqueue(
       'campaign.wakeup',

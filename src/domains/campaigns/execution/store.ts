@@ -58,15 +58,10 @@ export async function updateCampaign(
     .where(tenant.where(campaigns, eq(campaigns.id, id)));
 }
 
-/** Adds to the campaign's contact counters (the finished contacts of the current occurrence). */
-export async function countFinishedContact(
-  ex: Executor,
-  tenant: Tenant,
-  id: number,
-  outcome: 'completed' | 'failed',
-): Promise<void> {
+/** The update that counts a finished contact in its campaign's counters (of the current occurrence). */
+function finishedContactCount(ex: Executor, tenant: Tenant, id: number, outcome: 'completed' | 'failed') {
   const column = outcome === 'completed' ? campaigns.completedContacts : campaigns.failedContacts;
-  await ex
+  return ex
     .update(campaigns)
     .set({ [outcome === 'completed' ? 'completedContacts' : 'failedContacts']: sql`${column} + 1` })
     .where(tenant.where(campaigns, eq(campaigns.id, id)));
@@ -205,6 +200,34 @@ export async function executionsOfMessages(
     );
 }
 
+/**
+ * An attempt's claim in one statement: its campaign share-locked and found running (the subquery
+ * runs before the execution's row is locked: the lock order), then the execution pending →
+ * in_progress, once. Undefined when the campaign no longer runs or the attempt was claimed already.
+ */
+export async function claimWhileRunning(
+  ex: Executor,
+  tenant: Tenant,
+  execution: { id: number; campaignId: number },
+): Promise<ExecutionRecord | undefined> {
+  const running = sql`(select ${campaigns.status} from ${campaigns}
+    where ${campaigns.organizationId} = ${tenant.organizationId} and ${campaigns.id} = ${execution.campaignId}
+    for share) = 'running'`;
+  const [row] = await ex
+    .update(campaignExecutions)
+    .set(withUpdatedAt({ status: 'in_progress', executedAt: sql`now()` }))
+    .where(
+      tenant.where(
+        campaignExecutions,
+        eq(campaignExecutions.id, execution.id),
+        eq(campaignExecutions.status, 'pending'),
+        running,
+      ),
+    )
+    .returning();
+  return row;
+}
+
 /** pending → in_progress, once: the attempt that wins this update is the only one that runs. */
 export async function claimExecution(
   ex: Executor,
@@ -244,16 +267,28 @@ export async function updateExecution(
   else await update.returning({ announced: progressAnnouncement(tenant.organizationId, announceFor) });
 }
 
+/**
+ * Moves a contact on; `countedIn`: the campaign whose counters count the contact finished (completed
+ * or failed), in the same statement.
+ */
 export async function updateContact(
   ex: Executor,
   tenant: Tenant,
   id: number,
   changes: { status: ContactStatus; nextAttemptAt?: Date | null },
+  countedIn?: number,
 ): Promise<void> {
-  await ex
+  const update = ex
     .update(campaignContacts)
     .set(withUpdatedAt(changes))
     .where(tenant.where(campaignContacts, eq(campaignContacts.id, id)));
+  const { status } = changes;
+  if (countedIn === undefined || (status !== 'completed' && status !== 'failed')) {
+    await update;
+    return;
+  }
+  const counted = finishedContactCount(ex, tenant, countedIn, status);
+  await ex.execute(sql`with moved as (${update.getSQL()}) ${counted.getSQL()}`);
 }
 
 /** A new occurrence: every contact waits again, with no attempt made in it yet. */
