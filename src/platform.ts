@@ -336,7 +336,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   analysis.onCallAnalyzed((tx, tenant, found, call) => executor.callAnalyzed(tx, tenant, found, call));
   // A call's answer markup is on its way: the voice runtime gets ready (the greeting starts speaking).
   if (!options.callRuntime)
-    carrierWebhooks.onCallAnswered((tenant, callId, format) => voice.runtime.prepare(tenant, callId, format));
+    carrierWebhooks.onCallAnswered((tenant, callId, format, version) =>
+      voice.runtime.prepare(tenant, callId, format, version),
+    );
   // The carrier's answering-machine verdict reaches the call's live session, if this process holds it.
   if (!options.callRuntime)
     carrierWebhooks.onMachineDetection((_tenant, callId, verdict) =>

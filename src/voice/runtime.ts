@@ -136,9 +136,9 @@ export class VoiceRuntime implements CallRuntime {
    * and start synthesizing the greeting now, so the caller hears it without waiting on the vendor.
    * Forgotten after a minute when no stream comes.
    */
-  prepare(tenant: Tenant, callId: number, format: AudioFormat = MULAW_8K): void {
+  prepare(tenant: Tenant, callId: number, format: AudioFormat = MULAW_8K, configVersion?: number): void {
     if (this.#prepared.has(callId) || this.#sessions.has(callId)) return;
-    const setup = this.#setup(tenant, callId, format).catch((error: unknown) => {
+    const setup = this.#setup(tenant, callId, format, configVersion).catch((error: unknown) => {
       this.deps.log.warn({ err: error, callId }, 'preparing the call failed');
       return 'the call could not be prepared';
     });
@@ -217,7 +217,12 @@ export class VoiceRuntime implements CallRuntime {
    * Everything a session needs but the stream; a string says why the call cannot speak, a
    * LimitReached that every key of a vendor it needs is taken.
    */
-  async #setup(tenant: Tenant, callId: number, format: AudioFormat): Promise<Prepared> {
+  async #setup(
+    tenant: Tenant,
+    callId: number,
+    format: AudioFormat,
+    configVersion?: number,
+  ): Promise<Prepared> {
     const origin = performance.now();
     const recorder = this.#recorder(tenant, callId);
     const call = await this.deps.live.call(tenant, callId);
@@ -235,10 +240,11 @@ export class VoiceRuntime implements CallRuntime {
         log: this.deps.log,
         now: () => new Date(),
       });
-    const resolved = await this.deps.resolver.resolveCurrent(tenant, {
-      assistantId: call.assistantId,
-      phoneNumber: call.fromPhoneNumber,
-    });
+    const resolved = await this.deps.resolver.resolveCurrent(
+      tenant,
+      { assistantId: call.assistantId, phoneNumber: call.fromPhoneNumber },
+      configVersion,
+    );
     if (!resolved) return 'the assistant no longer exists';
     const plan = await planVendors(resolved, this.deps.urls, this.deps.targets);
     const ttsAdapter = this.deps.tts[resolved.tts.provider];

@@ -67,9 +67,15 @@ interface Subject {
 
 /**
  * Told when a call is given its media stream (the answer markup is on its way to the carrier), with
- * the audio format the markup asked for (undefined: the carrier's default, μ-law 8 kHz).
+ * the audio format the markup asked for (undefined: the carrier's default, μ-law 8 kHz) and the
+ * organization's configuration version read with the call, when it was (runtime/versioned-cache.ts).
  */
-export type CallAnsweredListener = (tenant: Tenant, callId: number, format: AudioFormat | undefined) => void;
+export type CallAnsweredListener = (
+  tenant: Tenant,
+  callId: number,
+  format: AudioFormat | undefined,
+  configVersion?: number,
+) => void;
 
 export class CarrierWebhookService {
   readonly #answerListeners: CallAnsweredListener[] = [];
@@ -149,7 +155,8 @@ export class CarrierWebhookService {
     const callSid = call.callSid ?? owner.callSid;
     const markup = adapter.answerMarkup(callSid ? { ...stream, callSid } : stream);
     // The stream follows this answer within moments: whoever serves it may get ready now.
-    for (const listener of this.#answerListeners) listener(tenant, call.id, markup.format);
+    for (const listener of this.#answerListeners)
+      listener(tenant, call.id, markup.format, subject.configVersion);
     return { status: 200, contentType: markup.contentType, body: markup.body };
   }
 

@@ -411,12 +411,17 @@ export class ConfigResolver {
 
   /**
    * `resolve` as it stands now, from memory while the organization's configuration version has not
-   * moved: one statement instead of five for each call that starts. A copy: callers may change it.
+   * moved: one statement instead of five for each call that starts, none when the caller read the
+   * version already (`version`, with the call it concerns). A copy: callers may change it.
    */
-  async resolveCurrent(tenant: Tenant, options: ResolveOptions): Promise<ResolvedConfig | undefined> {
+  async resolveCurrent(
+    tenant: Tenant,
+    options: ResolveOptions,
+    version?: number,
+  ): Promise<ResolvedConfig | undefined> {
     const key = `${options.assistantId}:${options.phoneNumber ?? ''}`;
     const resolve = async () => (await this.resolve(tenant, options)) ?? null;
-    const resolved = await atCurrentVersion(this.#current, this.deps.db, tenant, key, resolve);
+    const resolved = await atCurrentVersion(this.#current, this.deps.db, tenant, key, resolve, version);
     return resolved ? structuredClone(resolved) : undefined;
   }
 
