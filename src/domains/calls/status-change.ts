@@ -12,10 +12,9 @@ import { type CallStatus, FINAL_CALL_STATUSES } from '../../db/schema/telephony.
 import type { CarrierEvent } from '../../providers/carriers/types.js';
 import { roundMoney } from '../billing/service.js';
 import { sipAgentChange, statusMetaChange } from './status-meta.js';
-import type { CallRow } from './store.js';
+import type { CallChanges, CallRow } from './store.js';
 
 export type StatusEvent = Extract<CarrierEvent, { kind: 'call_status' }>;
-export type CallChanges = Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>;
 
 /** Where a status sits in a call's life; a status never moves back. */
 const STAGE: Record<CallStatus, number> = {

@@ -22,6 +22,8 @@ import { digitArrayLiteral, phoneLexemes } from './search-terms.js';
 
 export type CallRow = typeof calls.$inferSelect;
 export type NewCall = Omit<typeof calls.$inferInsert, 'id' | 'organizationId' | 'createdAt' | 'updatedAt'>;
+/** What a call's update may change. */
+export type CallChanges = Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>;
 
 /**
  * Inserts a call with its search document and, when given, its first event — in one statement. The
@@ -120,7 +122,7 @@ export async function moveCallIfUnchanged(
   ex: Executor,
   tenant: Tenant,
   seen: CallRow,
-  changes: Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>,
+  changes: CallChanges,
   event: { type: string; data: Record<string, unknown> },
   options: { noWebhookUrl: boolean },
 ): Promise<boolean> {
@@ -255,7 +257,7 @@ export async function updateCall(
   ex: Executor,
   tenant: Tenant,
   id: number,
-  changes: Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>,
+  changes: CallChanges,
 ): Promise<CallRow | undefined> {
   const [row] = await ex
     .update(calls)
@@ -270,7 +272,7 @@ export async function updateCallWithEvent(
   ex: Executor,
   tenant: Tenant,
   id: number,
-  changes: Partial<Omit<CallRow, 'id' | 'organizationId' | 'createdAt'>>,
+  changes: CallChanges,
   event: { type: string; data: Record<string, unknown> },
 ): Promise<CallRow | undefined> {
   if (COUNTED_EVENTS.has(event.type)) {

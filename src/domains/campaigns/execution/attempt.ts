@@ -141,11 +141,11 @@ export async function runAttempt(
 /**
  * pending → in_progress for the attempt about to be made, while its campaign still runs: the
  * campaign is share-locked first (the lock order), so a pause or stop either waits for this claim
- * or is seen by it — in one statement (store.claimWhileRunning). A paused campaign's attempt stays
+ * or is seen by it — in one statement. A paused campaign's attempt stays
  * pending for the resume to hand out again; a stop or failure has skipped it already.
  */
 async function claim(tx: Executor, tenant: Tenant, execution: store.ExecutionRecord): Promise<boolean> {
-  return (await store.claimWhileRunning(tx, tenant, execution)) !== undefined;
+  return (await store.claimExecution(tx, tenant, execution, { whileRunning: true })) !== undefined;
 }
 
 /** An attempt that cannot start (template, compliance): claimed and failed at once. */
@@ -158,7 +158,7 @@ async function failBeforeStart(
   await queue.retryingTransaction(async (tx, jobs) => {
     const locked = await store.lockAttempt(tx, tenant, execution);
     if (locked.execution?.status !== 'pending') return;
-    const claimed = await store.claimExecution(tx, tenant, execution.id);
+    const claimed = await store.claimExecution(tx, tenant, execution, { whileRunning: false });
     const outcome: AttemptOutcome = { status: 'failed', error: reason };
     if (claimed) await settleAttempt(tx, jobs, tenant, { ...locked, execution: claimed }, outcome);
   });

@@ -201,14 +201,16 @@ export async function executionsOfMessages(
 }
 
 /**
- * An attempt's claim in one statement: its campaign share-locked and found running (the subquery
- * runs before the execution's row is locked: the lock order), then the execution pending →
- * in_progress, once. Undefined when the campaign no longer runs or the attempt was claimed already.
+ * pending → in_progress, once: the attempt that wins this update is the only one that runs.
+ * `whileRunning`: only while the execution's campaign runs — the campaign share-locked and read by
+ * the subquery, which runs before the execution's row is locked (the lock order), so a claim and a
+ * pause or stop take turns in one statement. Undefined when the claim did not happen.
  */
-export async function claimWhileRunning(
+export async function claimExecution(
   ex: Executor,
   tenant: Tenant,
   execution: { id: number; campaignId: number },
+  options: { whileRunning: boolean },
 ): Promise<ExecutionRecord | undefined> {
   const running = sql`(select ${campaigns.status} from ${campaigns}
     where ${campaigns.organizationId} = ${tenant.organizationId} and ${campaigns.id} = ${execution.campaignId}
@@ -221,27 +223,7 @@ export async function claimWhileRunning(
         campaignExecutions,
         eq(campaignExecutions.id, execution.id),
         eq(campaignExecutions.status, 'pending'),
-        running,
-      ),
-    )
-    .returning();
-  return row;
-}
-
-/** pending → in_progress, once: the attempt that wins this update is the only one that runs. */
-export async function claimExecution(
-  ex: Executor,
-  tenant: Tenant,
-  id: number,
-): Promise<ExecutionRecord | undefined> {
-  const [row] = await ex
-    .update(campaignExecutions)
-    .set(withUpdatedAt({ status: 'in_progress', executedAt: sql`now()` }))
-    .where(
-      tenant.where(
-        campaignExecutions,
-        eq(campaignExecutions.id, id),
-        eq(campaignExecutions.status, 'pending'),
+        options.whileRunning ? running : undefined,
       ),
     )
     .returning();
