@@ -3,5 +3,6 @@
  * read them through these functions — tenant-scoped, except `unscoped`, which says why it is not.
  */
 export type { CallRow } from './store.js';
-export { findCall, unscoped } from './store.js';
+export { findCall } from './store.js';
 export { type TranscriptSegmentRow, transcriptOf } from './transcripts.js';
+export { unscoped } from './unscoped-store.js';

@@ -36,6 +36,7 @@ import { rollUpFinishedCall } from './rollups.js';
 import { type StatusEvent, statusChange } from './status-change.js';
 import * as store from './store.js';
 import { transcriptOf } from './transcripts.js';
+import { unscoped } from './unscoped-store.js';
 
 export interface InitiateCall {
   from_phone_number: string;
@@ -219,7 +220,7 @@ export class CallService {
       await this.#emit(tx, jobs, tenant, call, 'call.ringing');
       return call;
     });
-    return created ?? (await store.unscoped.callBySid(this.deps.db, number.provider, event.callSid));
+    return created ?? (await unscoped.callBySid(this.deps.db, number.provider, event.callSid));
   }
 
   /**

@@ -8,7 +8,7 @@
  */
 import type { Db } from '../../db/client.js';
 import type { CallService } from './service.js';
-import { unscoped } from './store.js';
+import { unscoped } from './unscoped-store.js';
 
 /** `call_meta.error` of an answered call ended so. */
 export const STOPPED_DURING_CALL =
