@@ -400,19 +400,13 @@ export class CallService {
     const change = statusChange(seen.call, event, this.deps.pricePerMinute);
     if (change.kind === 'none' && !event.sipAgent) return;
     if (change.kind === 'move' && !change.final && seen.webhookUrl === null) {
+      const { db } = this.deps;
       const tenant = new Tenant(seen.call.organizationId);
-      const options = { noWebhookUrl: true };
-      if (
-        await store.moveCallIfUnchanged(
-          this.deps.db,
-          tenant,
-          seen.call,
-          change.changes,
-          change.event,
-          options,
-        )
-      )
-        return;
+      const { changes, event: recorded } = change;
+      const moved = await store.moveCallIfUnchanged(db, tenant, seen.call, changes, recorded, {
+        noWebhookUrl: true,
+      });
+      if (moved) return;
     }
     await this.applyStatus(seen.call.organizationId, seen.call.id, event);
   }

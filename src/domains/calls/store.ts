@@ -29,34 +29,48 @@ export async function insertCall(
   ex: Executor,
   tenant: Tenant,
   values: NewCall,
-  event?: { type: string; data: Record<string, unknown> },
+  event?: CallEventValues,
 ): Promise<CallRow> {
   const inserted = ex
     .insert(calls)
     .values({ ...values, organizationId: tenant.organizationId })
     .returning();
-  const lexemes = phoneLexemes([values.fromPhoneNumber, values.toPhoneNumber, values.customerPhoneNumber]);
-  const recorded = event
-    ? sql`, recorded as (insert into ${callEvents} (organization_id, call_id, type, data)
-        select organization_id, id, ${event.type}, ${JSON.stringify(event.data)}::jsonb from call)`
-    : sql``;
+  const document = phoneDocument([values.fromPhoneNumber, values.toPhoneNumber, values.customerPhoneNumber]);
+  const recorded = event ? sql`, recorded as (${eventOfRowsIn('call', event)})` : sql``;
   const result = (await ex.execute(sql`with call as (${inserted.getSQL()}),
     document as (insert into ${callSearchDocuments} (call_id, organization_id, assistant_id, document)
-      select id, organization_id, assistant_id,
-        setweight(array_to_tsvector(${digitArrayLiteral(lexemes)}::text[]), 'A') from call)
+      select id, organization_id, assistant_id, ${document} from call)
     ${recorded}
     select * from call`)) as unknown as { rows: Array<Record<string, unknown>> };
   return rowOf(calls, result.rows[0]!);
 }
 
+/** A call's event, as the store writes it. */
+export interface CallEventValues {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The insert of `event` for each call row a WITH query named `cte` returned (with its `id` and
+ * `organization_id`): the event is written by the statement that wrote the call, and only if it did.
+ */
+function eventOfRowsIn(cte: string, event: CallEventValues): SQL {
+  return sql`insert into ${callEvents} (organization_id, call_id, type, data)
+    select organization_id, id, ${event.type}, ${JSON.stringify(event.data)}::jsonb from ${sql.identifier(cte)}`;
+}
+
 /** A new call's search document: its phone numbers, until transcript segments add their words. */
+function phoneDocument(numbers: Array<string | null | undefined>): SQL {
+  return sql`setweight(array_to_tsvector(${digitArrayLiteral(phoneLexemes(numbers))}::text[]), 'A')`;
+}
+
 async function insertSearchDocument(ex: Executor, tenant: Tenant, call: CallRow): Promise<void> {
-  const lexemes = phoneLexemes([call.fromPhoneNumber, call.toPhoneNumber, call.customerPhoneNumber]);
   await ex.insert(callSearchDocuments).values({
     callId: call.id,
     organizationId: tenant.organizationId,
     assistantId: call.assistantId,
-    document: sql`setweight(array_to_tsvector(${digitArrayLiteral(lexemes)}::text[]), 'A')`,
+    document: phoneDocument([call.fromPhoneNumber, call.toPhoneNumber, call.customerPhoneNumber]),
   });
 }
 
@@ -119,7 +133,7 @@ export async function moveCallIfUnchanged(
   tenant: Tenant,
   seen: CallRow,
   changes: CallChanges,
-  event: { type: string; data: Record<string, unknown> },
+  event: CallEventValues,
   options: { noWebhookUrl: boolean },
 ): Promise<boolean> {
   if (COUNTED_EVENTS.has(event.type)) return false;
@@ -137,11 +151,10 @@ export async function moveCallIfUnchanged(
         options.noWebhookUrl ? sql`${assistantWebhookUrl} is null` : undefined,
       ),
     )
-    .returning({ id: calls.id });
-  const result = (await ex.execute(sql`with moved as (${moved.getSQL()})
-    insert into ${callEvents} (organization_id, call_id, type, data)
-    select ${tenant.organizationId}::int, id, ${event.type}, ${JSON.stringify(event.data)}::jsonb from moved
-    returning 1`)) as unknown as { rows: unknown[] };
+    .returning({ id: calls.id, organizationId: calls.organizationId });
+  const result = (await ex.execute(
+    sql`with moved as (${moved.getSQL()}) ${eventOfRowsIn('moved', event)} returning 1`,
+  )) as unknown as { rows: unknown[] };
   return result.rows.length > 0;
 }
 
@@ -157,21 +170,14 @@ export async function findCall(
   return row;
 }
 
-const findCallStatement = scopedStatement((ex) =>
+const callById = (ex: Executor) =>
   ex
     .select()
     .from(calls)
     .where(and(ownedByPlaceholder(calls), eq(calls.id, sql.placeholder('id'))))
-    .limit(1),
-);
-const findCallForUpdateStatement = scopedStatement((ex) =>
-  ex
-    .select()
-    .from(calls)
-    .where(and(ownedByPlaceholder(calls), eq(calls.id, sql.placeholder('id'))))
-    .limit(1)
-    .for('update'),
-);
+    .limit(1);
+const findCallStatement = scopedStatement((ex) => callById(ex));
+const findCallForUpdateStatement = scopedStatement((ex) => callById(ex).for('update'));
 
 /** Which calls a listing or an export covers; dates bound `created_at` (inclusive). */
 export interface CallFilter {
@@ -269,7 +275,7 @@ export async function updateCallWithEvent(
   tenant: Tenant,
   id: number,
   changes: CallChanges,
-  event: { type: string; data: Record<string, unknown> },
+  event: CallEventValues,
 ): Promise<CallRow | undefined> {
   if (COUNTED_EVENTS.has(event.type)) {
     const updated = await updateCall(ex, tenant, id, changes);
@@ -282,8 +288,7 @@ export async function updateCallWithEvent(
     .where(and(tenant.owns(calls), eq(calls.id, id)))
     .returning();
   const result = (await ex.execute(sql`with updated as (${updated.getSQL()}),
-    recorded as (insert into ${callEvents} (organization_id, call_id, type, data)
-      values (${tenant.organizationId}::int, ${id}::int, ${event.type}, ${JSON.stringify(event.data)}::jsonb))
+    recorded as (${eventOfRowsIn('updated', event)})
     select * from updated`)) as unknown as { rows: Array<Record<string, unknown>> };
   const [row] = result.rows;
   return row ? rowOf(calls, row) : undefined;

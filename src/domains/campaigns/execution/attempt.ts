@@ -141,8 +141,8 @@ export async function runAttempt(
 /**
  * pending → in_progress for the attempt about to be made, while its campaign still runs: the
  * campaign is share-locked first (the lock order), so a pause or stop either waits for this claim
- * or is seen by it — in one statement. A paused campaign's attempt stays
- * pending for the resume to hand out again; a stop or failure has skipped it already.
+ * or is seen by it — in one statement. A paused campaign's attempt stays pending for the resume to
+ * hand out again; a stop or failure has skipped it already.
  */
 async function claim(tx: Executor, tenant: Tenant, execution: store.ExecutionRecord): Promise<boolean> {
   return (await store.claimExecution(tx, tenant, execution, { whileRunning: true })) !== undefined;

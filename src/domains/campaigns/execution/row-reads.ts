@@ -6,18 +6,12 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { scopedStatement } from '../../../db/built.js';
 import type { Executor } from '../../../db/client.js';
-import {
-  campaignContacts,
-  campaignExecutions,
-  type campaignSchedules,
-  campaigns,
-} from '../../../db/schema/index.js';
+import { campaignContacts, campaignExecutions, campaigns } from '../../../db/schema/index.js';
 import { ownedByPlaceholder, type Tenant } from '../../../db/tenant.js';
 
 export type CampaignRecord = typeof campaigns.$inferSelect;
 export type ExecutionRecord = typeof campaignExecutions.$inferSelect;
 export type ContactRecord = typeof campaignContacts.$inferSelect;
-export type ScheduleRecord = typeof campaignSchedules.$inferSelect;
 
 /** The campaign, read plainly or under one of the row locks of the lock order (executor.ts). */
 function campaignRecord(

@@ -22,7 +22,7 @@ import {
 import { ownedByPlaceholder, type Tenant } from '../../../db/tenant.js';
 import { withUpdatedAt } from '../../../db/touch.js';
 import { progressAnnouncement } from '../events.js';
-import type { CampaignRecord, ExecutionRecord, ScheduleRecord } from './row-reads.js';
+import type { CampaignRecord, ExecutionRecord } from './row-reads.js';
 
 export {
   attemptRows,
@@ -35,9 +35,10 @@ export {
   findExecution,
   lockAttempt,
   lockCampaign,
-  type ScheduleRecord,
   shareCampaign,
 } from './row-reads.js';
+
+export type ScheduleRecord = typeof campaignSchedules.$inferSelect;
 
 /** Attempts that hold a slot of the campaign's and the organization's concurrency. */
 export const IN_FLIGHT: ExecutionStatus[] = ['pending', 'in_progress'];
