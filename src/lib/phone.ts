@@ -1,5 +1,6 @@
 /** Phone numbers: E.164 parsing and normalisation (libphonenumber-js). */
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { validE164 } from './phone-validation.js';
 
 /** What a refused phone number is told, wherever one is validated. */
 export const NOT_E164_MESSAGE = 'Not a valid E.164 phone number (e.g. +14155552671)';
@@ -8,8 +9,7 @@ export const NOT_E164_MESSAGE = 'Not a valid E.164 phone number (e.g. +141555526
 export function toE164(input: string): string | undefined {
   const trimmed = input.trim();
   if (!/^\+[\d\s().-]+$/.test(trimmed)) return undefined;
-  const parsed = parsePhoneNumberFromString(trimmed);
-  return parsed?.isValid() ? parsed.number : undefined;
+  return validE164(trimmed);
 }
 
 export function isTollFree(e164: string): boolean {

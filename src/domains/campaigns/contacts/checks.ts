@@ -5,7 +5,8 @@
  * same messages.
  */
 import type { CountryCode } from 'libphonenumber-js';
-import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { isSupportedCountry } from 'libphonenumber-js/max';
+import { validE164 } from '../../../lib/phone-validation.js';
 import { invalidField } from '../../errors.js';
 import { MAX_CUSTOM_KEY_LENGTH, type RawContact } from './files.js';
 import type { NewContact } from './store.js';
@@ -27,13 +28,10 @@ export const LIMITS = {
 export function normalisePhone(input: string, region: CountryCode): string | undefined {
   const text = input.trim();
   if (!/^\+?[\d\s().\-/]+$/.test(text)) return undefined;
-  const parsed = parsePhoneNumberFromString(text, { defaultCountry: region });
-  if (parsed?.isValid()) return parsed.number;
+  const inRegion = validE164(text, region);
+  if (inRegion) return inRegion;
   const digits = text.replace(/\D/g, '');
-  if (!text.startsWith('+') && digits.length >= 8 && digits.length <= 15) {
-    const international = parsePhoneNumberFromString(`+${digits}`);
-    if (international?.isValid()) return international.number;
-  }
+  if (!text.startsWith('+') && digits.length >= 8 && digits.length <= 15) return validE164(`+${digits}`);
   return undefined;
 }
 
