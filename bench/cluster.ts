@@ -6,7 +6,14 @@
  * every call at once. Each round gets a fresh database; the figure is the two-process rate over the
  * one-process rate of the same run.
  *
- *   BENCH_DATABASE_URL=postgres://… npm run bench -- cluster [messages=3000] [contacts=2000]
+ *   BENCH_DATABASE_URL=postgres://… npm run bench -- cluster [messages=3000] [contacts=2000] [--server-cpu=0.25] [--in-flight=40]
+ *
+ * `--server-cpu=C` gives each server process a quota of C cores (fixtures/cpu-quota.ts: a control
+ * group of its own), so that on a small machine the servers are what runs out rather than the cores
+ * PostgreSQL, the simulator and the load share with them: the ratio then says what a second process
+ * adds when each has CPU of its own, which the unlimited run on a 2-core machine cannot show. With
+ * slower servers each attempt takes longer, so more must be in flight (`--in-flight=100`) for the
+ * servers' CPU, not the campaign's concurrency, to be the limit.
  *
  * The embedded database is opened by one process at a time, so this benchmark needs a server.
  */
@@ -26,13 +33,14 @@ import {
 } from '../test/support/server-process.js';
 import { adminQuery } from '../test/support/template.js';
 import { startCarrierA } from './fixtures/carrier-a-process.js';
+import { type CpuQuota, limitCpu } from './fixtures/cpu-quota.js';
 import { table } from './support.js';
 
 const SECRET = 'benchmark-secret-key-0123456789abcdefghijklmnop';
 /** Ten numbers of 100 messages a second: a ceiling (1,000/s) above what one process drains. */
 const NUMBERS = 10;
 const RATE = 100;
-/** Attempts in flight per campaign and organization. */
+/** Attempts in flight per campaign and organization, unless `--in-flight=N` (at most 100) says. */
 const IN_FLIGHT = 40;
 const ACCOUNT = { account_sid: `AC${'c'.repeat(32)}`, auth_token: 'cluster-bench-token' };
 
@@ -45,6 +53,8 @@ interface Round {
   simCpu: number;
   /** How many of the machine's cores were busy (anything: servers, PostgreSQL, simulator, balancer). */
   busyCores: { sms: number; campaign: number };
+  /** How many cores the server processes used together during each part. */
+  serverCores: { sms: number; campaign: number };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -55,13 +65,21 @@ export async function run(args: string[]): Promise<void> {
     );
     process.exit(2);
   }
-  const messages = Number(args[0] ?? 3000);
-  const contacts = Number(args[1] ?? 2000);
+  const flag = (name: string) => {
+    const arg = args.find((a) => a.startsWith(`--${name}=`));
+    return arg === undefined ? undefined : Number(arg.slice(name.length + 3));
+  };
+  const serverCpu = flag('server-cpu');
+  const inFlight = flag('in-flight') ?? IN_FLIGHT;
+  const [messagesArg, contactsArg] = args.filter((arg) => !arg.startsWith('--'));
+  const messages = Number(messagesArg ?? 3000);
+  const contacts = Number(contactsArg ?? 2000);
   const rounds: Round[] = [];
-  for (const processes of [1, 2]) rounds.push(await runRound(adminUrl, processes, messages, contacts));
+  for (const processes of [1, 2])
+    rounds.push(await runRound(adminUrl, processes, messages, contacts, { serverCpu, inFlight }));
 
   console.log(
-    `\nCluster: ${messages} SMS over ${NUMBERS} numbers × ${RATE}/s, a campaign of ${contacts} contacts (${IN_FLIGHT} in flight), PostgreSQL server`,
+    `\nCluster: ${messages} SMS over ${NUMBERS} numbers × ${RATE}/s, a campaign of ${contacts} contacts (${inFlight} in flight), PostgreSQL server${serverCpu ? `, each server limited to ${serverCpu} of a core` : ''}`,
   );
   table(
     rounds.map((round) => ({
@@ -70,6 +88,7 @@ export async function run(args: string[]): Promise<void> {
       'campaign executions/s': round.executionsPerSecond.toFixed(1),
       'server CPU s (each)': round.serverCpu.map((s) => s.toFixed(1)).join(' + '),
       'simulator CPU s': round.simCpu.toFixed(1),
+      'servers’ cores: SMS · campaign': `${round.serverCores.sms.toFixed(2)} · ${round.serverCores.campaign.toFixed(2)}`,
       [`machine cores busy (of ${cpus().length}): SMS · campaign`]: `${round.busyCores.sms.toFixed(2)} · ${round.busyCores.campaign.toFixed(2)}`,
     })),
   );
@@ -84,6 +103,7 @@ async function runRound(
   processes: number,
   messages: number,
   contacts: number,
+  { serverCpu, inFlight }: { serverCpu: number | undefined; inFlight: number },
 ): Promise<Round> {
   const name = `switchboard_cluster_${process.pid}_${processes}`;
   await adminQuery(adminUrl, `drop database if exists "${name}" with (force)`);
@@ -96,6 +116,7 @@ async function runRound(
   const ports = await Promise.all(Array.from({ length: processes }, () => freePort()));
   const balancer = await startBalancer(ports.map((port) => `http://127.0.0.1:${port}`));
   const servers: ServerProcess[] = [];
+  const quotas: CpuQuota[] = [];
   try {
     // One after the other: the first applies the migrations.
     for (const port of ports) {
@@ -106,9 +127,11 @@ async function runRound(
         PUBLIC_URL: balancer.url,
         SECRET_KEY: SECRET,
         CARRIER_A_BASE_URL: sim.baseUrl,
-        CAMPAIGN_ORGANIZATION_CONCURRENCY: String(IN_FLIGHT),
+        CAMPAIGN_ORGANIZATION_CONCURRENCY: String(inFlight),
       });
       servers.push(server);
+      if (serverCpu !== undefined && server.child.pid !== undefined)
+        quotas.push(limitCpu(server.child.pid, serverCpu, `switchboard-bench-${server.child.pid}`));
       await waitHealthy(server, 60_000);
     }
     const api = apiOf(balancer);
@@ -118,6 +141,8 @@ async function runRound(
     // SMS: every message sent through the cluster, timed until the carrier has taken them all.
     const smsStarted = performance.now();
     const smsMachine = machineTicks();
+    const serversAt = () => servers.reduce((sum, server) => sum + cpuSecondsOf(server.child.pid), 0);
+    const smsServers = serversAt();
     let queued = 0;
     await Promise.all(
       Array.from({ length: 20 }, async () => {
@@ -134,13 +159,14 @@ async function runRound(
     while ((await sim.state()).messages < messages) await sleep(50);
     const smsSeconds = (performance.now() - smsStarted) / 1000;
     const smsBusy = busyCoresSince(smsMachine);
+    const smsServerCores = (serversAt() - smsServers) / smsSeconds;
 
     // The campaign.
     const campaign = (await api('POST', '/api/v1/campaigns', token, {
       name: 'Cluster',
       campaign_type: 'call',
       assistant_id: from.assistantId,
-      concurrency_limit: IN_FLIGHT,
+      concurrency_limit: inFlight,
     })) as { id: number };
     for (let start = 0; start < contacts; start += 5000) {
       await api('POST', `/api/v1/campaigns/${campaign.id}/contacts`, token, {
@@ -152,6 +178,7 @@ async function runRound(
     await sim.settle();
     const campaignStarted = performance.now();
     const campaignMachine = machineTicks();
+    const campaignServers = serversAt();
     await api('POST', `/api/v1/campaigns/${campaign.id}/start`, token);
     for (;;) {
       const state = (await api('GET', `/api/v1/campaigns/${campaign.id}`, token)) as { status: string };
@@ -161,6 +188,7 @@ async function runRound(
     }
     const campaignSeconds = (performance.now() - campaignStarted) / 1000;
     const campaignBusy = busyCoresSince(campaignMachine);
+    const campaignServerCores = (serversAt() - campaignServers) / campaignSeconds;
     const simState = await sim.state();
     return {
       processes,
@@ -169,12 +197,14 @@ async function runRound(
       serverCpu: servers.map((server) => cpuSecondsOf(server.child.pid)),
       simCpu: simState.cpuSeconds,
       busyCores: { sms: smsBusy, campaign: campaignBusy },
+      serverCores: { sms: smsServerCores, campaign: campaignServerCores },
     };
   } finally {
     for (const server of servers) {
       server.child.kill('SIGTERM');
       await server.exited;
     }
+    for (const quota of quotas) quota.release();
     await balancer.close();
     await sim.stop();
     rmSync(dataDir, { recursive: true, force: true });
