@@ -204,7 +204,7 @@ async function runRound(
       server.child.kill('SIGTERM');
       await server.exited;
     }
-    for (const quota of quotas) quota.release();
+    for (const quota of quotas) await quota.release();
     await balancer.close();
     await sim.stop();
     rmSync(dataDir, { recursive: true, force: true });
