@@ -12,8 +12,9 @@
  * group of its own), so that on a small machine the servers are what runs out rather than the cores
  * PostgreSQL, the simulator and the load share with them: the ratio then says what a second process
  * adds when each has CPU of its own, which the unlimited run on a 2-core machine cannot show. With
- * slower servers each attempt takes longer, so more must be in flight (`--in-flight=100`) for the
- * servers' CPU, not the campaign's concurrency, to be the limit.
+ * slower servers each attempt takes longer, so more must be in flight (`--in-flight=200`: above a
+ * campaign's limit of 100, the contacts are shared among several campaigns run at once) for the
+ * servers' CPU, not the concurrency, to be the limit.
  *
  * The embedded database is opened by one process at a time, so this benchmark needs a server.
  */
@@ -40,8 +41,10 @@ const SECRET = 'benchmark-secret-key-0123456789abcdefghijklmnop';
 /** Ten numbers of 100 messages a second: a ceiling (1,000/s) above what one process drains. */
 const NUMBERS = 10;
 const RATE = 100;
-/** Attempts in flight per campaign and organization, unless `--in-flight=N` (at most 100) says. */
+/** Attempts in flight for the organization, unless `--in-flight=N` says (above 100: several campaigns). */
 const IN_FLIGHT = 40;
+/** A campaign's own `concurrency_limit` is at most 100. */
+const MAX_CAMPAIGN_CONCURRENCY = 100;
 const ACCOUNT = { account_sid: `AC${'c'.repeat(32)}`, auth_token: 'cluster-bench-token' };
 
 interface Round {
@@ -79,7 +82,7 @@ export async function run(args: string[]): Promise<void> {
     rounds.push(await runRound(adminUrl, processes, messages, contacts, { serverCpu, inFlight }));
 
   console.log(
-    `\nCluster: ${messages} SMS over ${NUMBERS} numbers × ${RATE}/s, a campaign of ${contacts} contacts (${inFlight} in flight), PostgreSQL server${serverCpu ? `, each server limited to ${serverCpu} of a core` : ''}`,
+    `\nCluster: ${messages} SMS over ${NUMBERS} numbers × ${RATE}/s, ${Math.ceil(inFlight / MAX_CAMPAIGN_CONCURRENCY)} campaign(s) of ${contacts} contacts in all (${inFlight} in flight), PostgreSQL server${serverCpu ? `, each server limited to ${serverCpu} of a core` : ''}`,
   );
   table(
     rounds.map((round) => ({
@@ -161,30 +164,41 @@ async function runRound(
     const smsBusy = busyCoresSince(smsMachine);
     const smsServerCores = (serversAt() - smsServers) / smsSeconds;
 
-    // The campaign.
-    const campaign = (await api('POST', '/api/v1/campaigns', token, {
-      name: 'Cluster',
-      campaign_type: 'call',
-      assistant_id: from.assistantId,
-      concurrency_limit: inFlight,
-    })) as { id: number };
-    for (let start = 0; start < contacts; start += 5000) {
-      await api('POST', `/api/v1/campaigns/${campaign.id}/contacts`, token, {
-        contacts: Array.from({ length: Math.min(5000, contacts - start) }, (_, k) => ({
-          phone_number: `+1415${String(3_000_000 + start + k).padStart(7, '0')}`,
-        })),
-      });
+    // The campaign: one, or several of at most 100 in flight each (a campaign's own limit) when
+    // more must be in flight, the contacts shared among them; timed until every one has completed.
+    const campaignCount = Math.ceil(inFlight / MAX_CAMPAIGN_CONCURRENCY);
+    const campaignIds: number[] = [];
+    for (let c = 0; c < campaignCount; c++) {
+      const campaign = (await api('POST', '/api/v1/campaigns', token, {
+        name: `Cluster ${c + 1}`,
+        campaign_type: 'call',
+        assistant_id: from.assistantId,
+        concurrency_limit: Math.ceil(inFlight / campaignCount),
+      })) as { id: number };
+      campaignIds.push(campaign.id);
+      const share = Math.ceil(contacts / campaignCount);
+      const first = c * share;
+      const count = Math.min(share, contacts - first);
+      for (let start = 0; start < count; start += 5000) {
+        await api('POST', `/api/v1/campaigns/${campaign.id}/contacts`, token, {
+          contacts: Array.from({ length: Math.min(5000, count - start) }, (_, k) => ({
+            phone_number: `+1415${String(3_000_000 + first + start + k).padStart(7, '0')}`,
+          })),
+        });
+      }
     }
     await sim.settle();
     const campaignStarted = performance.now();
     const campaignMachine = machineTicks();
     const campaignServers = serversAt();
-    await api('POST', `/api/v1/campaigns/${campaign.id}/start`, token);
-    for (;;) {
-      const state = (await api('GET', `/api/v1/campaigns/${campaign.id}`, token)) as { status: string };
-      if (state.status === 'completed') break;
-      if (state.status !== 'running') throw new Error(`campaign ${state.status}`);
-      await sleep(100);
+    for (const id of campaignIds) await api('POST', `/api/v1/campaigns/${id}/start`, token);
+    for (const id of campaignIds) {
+      for (;;) {
+        const state = (await api('GET', `/api/v1/campaigns/${id}`, token)) as { status: string };
+        if (state.status === 'completed') break;
+        if (state.status !== 'running') throw new Error(`campaign ${state.status}`);
+        await sleep(100);
+      }
     }
     const campaignSeconds = (performance.now() - campaignStarted) / 1000;
     const campaignBusy = busyCoresSince(campaignMachine);
