@@ -56,8 +56,8 @@ interface Round {
   simCpu: number;
   /** How many of the machine's cores were busy (anything: servers, PostgreSQL, simulator, balancer). */
   busyCores: { sms: number; campaign: number };
-  /** How many cores the server processes used together during each part. */
-  serverCores: { sms: number; campaign: number };
+  /** How many cores each server process used during each part. */
+  serverCores: { sms: number[]; campaign: number[] };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -91,7 +91,7 @@ export async function run(args: string[]): Promise<void> {
       'campaign executions/s': round.executionsPerSecond.toFixed(1),
       'server CPU s (each)': round.serverCpu.map((s) => s.toFixed(1)).join(' + '),
       'simulator CPU s': round.simCpu.toFixed(1),
-      'servers’ cores: SMS · campaign': `${round.serverCores.sms.toFixed(2)} · ${round.serverCores.campaign.toFixed(2)}`,
+      'servers’ cores (each): SMS · campaign': `${cores(round.serverCores.sms)} · ${cores(round.serverCores.campaign)}`,
       [`machine cores busy (of ${cpus().length}): SMS · campaign`]: `${round.busyCores.sms.toFixed(2)} · ${round.busyCores.campaign.toFixed(2)}`,
     })),
   );
@@ -144,7 +144,9 @@ async function runRound(
     // SMS: every message sent through the cluster, timed until the carrier has taken them all.
     const smsStarted = performance.now();
     const smsMachine = machineTicks();
-    const serversAt = () => servers.reduce((sum, server) => sum + cpuSecondsOf(server.child.pid), 0);
+    const serversAt = () => servers.map((server) => cpuSecondsOf(server.child.pid));
+    const coresSince = (before: number[], seconds: number) =>
+      serversAt().map((now, i) => (now - before[i]!) / seconds);
     const smsServers = serversAt();
     let queued = 0;
     await Promise.all(
@@ -162,7 +164,7 @@ async function runRound(
     while ((await sim.state()).messages < messages) await sleep(50);
     const smsSeconds = (performance.now() - smsStarted) / 1000;
     const smsBusy = busyCoresSince(smsMachine);
-    const smsServerCores = (serversAt() - smsServers) / smsSeconds;
+    const smsServerCores = coresSince(smsServers, smsSeconds);
 
     // The campaign: one, or several of at most 100 in flight each (a campaign's own limit) when
     // more must be in flight, the contacts shared among them; timed until every one has completed.
@@ -202,7 +204,7 @@ async function runRound(
     }
     const campaignSeconds = (performance.now() - campaignStarted) / 1000;
     const campaignBusy = busyCoresSince(campaignMachine);
-    const campaignServerCores = (serversAt() - campaignServers) / campaignSeconds;
+    const campaignServerCores = coresSince(campaignServers, campaignSeconds);
     const simState = await sim.state();
     return {
       processes,
@@ -224,6 +226,11 @@ async function runRound(
     rmSync(dataDir, { recursive: true, force: true });
     await adminQuery(adminUrl, `drop database if exists "${name}" with (force)`);
   }
+}
+
+/** Cores per process, `0.25 + 0.17`. */
+function cores(each: number[]): string {
+  return each.map((c) => c.toFixed(2)).join(' + ');
 }
 
 /** The machine's CPU time so far (Linux /proc/stat, all cores): busy and in all. */
