@@ -54,7 +54,6 @@ export function fastAnswer(
 ): string | undefined | typeof LIBRARY {
   if (!FAST_SHAPE.test(text)) return LIBRARY;
   if (text.length > MAX_INPUT) return undefined;
-  const defaultCountry = region && isSupportedCountry(region) ? region : undefined;
 
   // The number runs from its first `+` or digit to its last digit.
   const start = text.search(/[+\d]/);
@@ -81,6 +80,8 @@ export function fastAnswer(
     if (rest === '') return undefined;
     plan = planOf(code);
   } else {
+    // The library reads a number without `+` in the default region, unless it does not know it.
+    const defaultCountry = region && isSupportedCountry(region) ? region : undefined;
     if (!defaultCountry) return undefined;
     plan = planOf(defaultCountry);
     if (plan.iddPrefix && (plan.iddPrefix.exec(digits)?.[0].length ?? 0) > 0) return LIBRARY;
