@@ -6,7 +6,7 @@
  * every call at once. Each round gets a fresh database; the figure is the two-process rate over the
  * one-process rate of the same run.
  *
- *   BENCH_DATABASE_URL=postgres://… npm run bench -- cluster [messages=3000] [contacts=2000] [--server-cpu=0.25] [--in-flight=40]
+ *   BENCH_DATABASE_URL=postgres://… npm run bench -- cluster [messages=3000] [contacts=2000] [--server-cpu=0.25] [--in-flight=40] [--rounds=1]
  *
  * `--server-cpu=C` gives each server process a quota of C cores (fixtures/cpu-quota.ts: a control
  * group of its own), so that on a small machine the servers are what runs out rather than the cores
@@ -14,7 +14,9 @@
  * adds when each has CPU of its own, which the unlimited run on a 2-core machine cannot show. With
  * slower servers each attempt takes longer, so more must be in flight (`--in-flight=200`: above a
  * campaign's limit of 100, the contacts are shared among several campaigns run at once) for the
- * servers' CPU, not the concurrency, to be the limit.
+ * servers' CPU, not the concurrency, to be the limit. `--rounds=R` runs the pair (one process, then
+ * two) R times, each pair with its own ratio. The table also shows the job runs each server ended in
+ * each part (its `switchboard_jobs_total`), which is how the work spread over the processes.
  *
  * The embedded database is opened by one process at a time, so this benchmark needs a server.
  */
@@ -58,6 +60,8 @@ interface Round {
   busyCores: { sms: number; campaign: number };
   /** How many cores each server process used during each part. */
   serverCores: { sms: number[]; campaign: number[] };
+  /** Job runs each server process ended during each part, and of them the campaign's attempts. */
+  jobRuns: { sms: number[]; campaign: number[]; attempts: number[] };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -77,9 +81,13 @@ export async function run(args: string[]): Promise<void> {
   const [messagesArg, contactsArg] = args.filter((arg) => !arg.startsWith('--'));
   const messages = Number(messagesArg ?? 3000);
   const contacts = Number(contactsArg ?? 2000);
+  const pairs = flag('rounds') ?? 1;
   const rounds: Round[] = [];
-  for (const processes of [1, 2])
-    rounds.push(await runRound(adminUrl, processes, messages, contacts, { serverCpu, inFlight }));
+  // One process then two, `--rounds` times: each pair's ratio is of rounds run minutes apart, so a
+  // machine whose speed drifts over the run (a shared host) moves both sides of a ratio alike.
+  for (let pair = 0; pair < pairs; pair++)
+    for (const processes of [1, 2])
+      rounds.push(await runRound(adminUrl, processes, messages, contacts, { serverCpu, inFlight }));
 
   console.log(
     `\nCluster: ${messages} SMS over ${NUMBERS} numbers × ${RATE}/s, ${Math.ceil(inFlight / MAX_CAMPAIGN_CONCURRENCY)} campaign(s) of ${contacts} contacts in all (${inFlight} in flight), PostgreSQL server${serverCpu ? `, each server limited to ${serverCpu} of a core` : ''}`,
@@ -93,12 +101,31 @@ export async function run(args: string[]): Promise<void> {
       'simulator CPU s': round.simCpu.toFixed(1),
       'servers’ cores (each): SMS · campaign': `${cores(round.serverCores.sms)} · ${cores(round.serverCores.campaign)}`,
       [`machine cores busy (of ${cpus().length}): SMS · campaign`]: `${round.busyCores.sms.toFixed(2)} · ${round.busyCores.campaign.toFixed(2)}`,
+      'job runs (each): SMS · campaign (attempts)': `${round.jobRuns.sms.join(' + ')} · ${round.jobRuns.campaign.join(' + ')} (${round.jobRuns.attempts.join(' + ')})`,
     })),
   );
-  const [one, two] = rounds as [Round, Round];
-  console.log(
-    `cluster: two processes drain SMS ${(two.smsPerSecond / one.smsPerSecond).toFixed(2)}× and run the campaign ${(two.executionsPerSecond / one.executionsPerSecond).toFixed(2)}× one process`,
-  );
+  for (let pair = 0; pair < pairs; pair++) {
+    const [one, two] = rounds.slice(pair * 2, pair * 2 + 2) as [Round, Round];
+    console.log(
+      `cluster${pairs > 1 ? ` (pair ${pair + 1})` : ''}: two processes drain SMS ${(two.smsPerSecond / one.smsPerSecond).toFixed(2)}× and run the campaign ${(two.executionsPerSecond / one.executionsPerSecond).toFixed(2)}× one process`,
+    );
+  }
+}
+
+/** Job runs a server process has ended so far, by job (its `switchboard_jobs_total`, queue/metrics.ts). */
+async function jobRunsOf(port: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const runs = new Map<string, number>();
+  for (const [, job, count] of text.matchAll(/^switchboard_jobs_total\{job="([^"]+)"[^}]*\} (\d+)/gm))
+    runs.set(job!, (runs.get(job!) ?? 0) + Number(count));
+  return runs;
+}
+
+/** Job runs per server since `before`: all jobs, or one job's. */
+function runsSince(before: Map<string, number>[], after: Map<string, number>[], job?: string): number[] {
+  const total = (runs: Map<string, number>) =>
+    job === undefined ? [...runs.values()].reduce((sum, n) => sum + n, 0) : (runs.get(job) ?? 0);
+  return after.map((runs, i) => total(runs) - total(before[i]!));
 }
 
 async function runRound(
@@ -148,6 +175,8 @@ async function runRound(
     const coresSince = (before: number[], seconds: number) =>
       serversAt().map((now, i) => (now - before[i]!) / seconds);
     const smsServers = serversAt();
+    const jobsAt = () => Promise.all(ports.map((port) => jobRunsOf(port)));
+    const smsJobs = await jobsAt();
     let queued = 0;
     await Promise.all(
       Array.from({ length: 20 }, async () => {
@@ -165,6 +194,7 @@ async function runRound(
     const smsSeconds = (performance.now() - smsStarted) / 1000;
     const smsBusy = busyCoresSince(smsMachine);
     const smsServerCores = coresSince(smsServers, smsSeconds);
+    const smsJobsAfter = await jobsAt();
 
     // The campaign: one, or several of at most 100 in flight each (a campaign's own limit) when
     // more must be in flight, the contacts shared among them; timed until every one has completed.
@@ -193,6 +223,7 @@ async function runRound(
     const campaignStarted = performance.now();
     const campaignMachine = machineTicks();
     const campaignServers = serversAt();
+    const campaignJobs = await jobsAt();
     for (const id of campaignIds) await api('POST', `/api/v1/campaigns/${id}/start`, token);
     for (const id of campaignIds) {
       for (;;) {
@@ -205,6 +236,7 @@ async function runRound(
     const campaignSeconds = (performance.now() - campaignStarted) / 1000;
     const campaignBusy = busyCoresSince(campaignMachine);
     const campaignServerCores = coresSince(campaignServers, campaignSeconds);
+    const campaignJobsAfter = await jobsAt();
     const simState = await sim.state();
     return {
       processes,
@@ -214,6 +246,11 @@ async function runRound(
       simCpu: simState.cpuSeconds,
       busyCores: { sms: smsBusy, campaign: campaignBusy },
       serverCores: { sms: smsServerCores, campaign: campaignServerCores },
+      jobRuns: {
+        sms: runsSince(smsJobs, smsJobsAfter),
+        campaign: runsSince(campaignJobs, campaignJobsAfter),
+        attempts: runsSince(campaignJobs, campaignJobsAfter, 'campaign.attempt'),
+      },
     };
   } finally {
     for (const server of servers) {

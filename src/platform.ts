@@ -55,6 +55,7 @@ import type { Platform, PlatformOptions } from './platform-types.js';
 import { createCarriers } from './providers/carriers/index.js';
 import { mediaWires } from './providers/carriers/media-wires.js';
 import { LambdaFunctions } from './providers/cloud/functions.js';
+import { jobMetrics } from './queue/metrics.js';
 import { JobQueue } from './queue/queue.js';
 import { registerWorkers } from './queue/workers.js';
 import type { Services } from './services.js';
@@ -74,8 +75,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const { config, database, logger } = options;
   const secrets = new SecretBox(options.secretKey);
   const mediaTokens = new MediaTokens(options.secretKey);
+  const metrics = createMetrics();
   const queue = new JobQueue(database, logger, {
     pollingIntervalSeconds: options.queuePollingIntervalSeconds ?? 2,
+    observe: jobMetrics(metrics),
   });
   await queue.start();
 
@@ -165,7 +168,6 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     targets,
     log: logger,
   });
-  const metrics = createMetrics();
   const voiceMetrics = new VoiceMetrics(metrics);
   const graphSessions = new GraphSessionService({ db: database.db });
   const knowledgeParts = createKnowledge({ db: database.db, queue, storage, secrets, config, log: logger });

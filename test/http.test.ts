@@ -487,6 +487,30 @@ describe('GET /metrics', () => {
   });
 });
 
+describe('GET /metrics: background jobs', () => {
+  it("counts this process's job runs by job and outcome, with their durations", async () => {
+    const labels = { job: 'mail.send', outcome: 'completed' };
+    const before = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const done = sample(before, 'switchboard_jobs_total', labels);
+    // A registration sends its verification mail as a `mail.send` job.
+    const register = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: { email: uniqueEmail('jobs'), password: 'long enough', first_name: 'J', last_name: 'M' },
+    });
+    expect(register.statusCode).toBe(201);
+    const text = await waitFor(async () => {
+      const now = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      return sample(now, 'switchboard_jobs_total', labels) >= done + 1 ? now : undefined;
+    });
+    expect(text).toContain('# TYPE switchboard_jobs_total counter');
+    expect(
+      sample(text, 'switchboard_job_duration_seconds_count', { job: 'mail.send' }),
+    ).toBeGreaterThanOrEqual(done + 1);
+    expect(sample(text, 'switchboard_jobs_total', { job: 'mail.send', outcome: 'failed' })).toBe(0);
+  });
+});
+
 describe('GET /openapi.json', () => {
   it('is OpenAPI 3.1 with every operation declaring its security', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });

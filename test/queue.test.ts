@@ -1,12 +1,15 @@
 /**
  * The job queue on the platform's own database: jobs commit or roll back with the transaction that
- * enqueued them, a job waits for a worker that starts later, and a stop drains the running job
- * before the database closes.
+ * enqueued them, a job waits for a worker that starts later, an enqueued job wakes the workers at
+ * once (on a server database those of every process on it: queue/cluster-wake.ts), and a stop
+ * drains the running job before the database closes.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Database, openDatabase } from '../src/db/client.js';
+import { JobQueue } from '../src/queue/queue.js';
 import { SmtpSimulator } from '../src/sim/smtp.js';
 import { uniqueEmail } from './support/factories.js';
-import { startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
+import { openTestDatabase, startTestPlatform, type TestPlatform, waitFor } from './support/harness.js';
 
 describe('enqueueing inside a transaction', () => {
   let t: TestPlatform;
@@ -56,6 +59,102 @@ describe('enqueueing inside a transaction', () => {
     await new Promise((resolve) => setTimeout(resolve, 700)); // longer than a worker poll
     expect(t.mails().filter((m) => m.to === email)).toHaveLength(1);
   });
+});
+
+describe('an enqueued job wakes the workers at once, not at their next poll', () => {
+  // Polls a minute apart: a job run within seconds was woken, not found by a poll.
+  const slowPolls = { pollingIntervalSeconds: 60 };
+  const quiet = { error: () => {}, warn: () => {} };
+  const onServer = inject('template').kind === 'server';
+  let opened: Awaited<ReturnType<typeof openTestDatabase>>;
+  /** A second process's connection to the same database (server only). */
+  let second: Database | undefined;
+  const queues: JobQueue[] = [];
+  const startQueue = async (database: Database) => {
+    const queue = new JobQueue(database, quiet, slowPolls);
+    await queue.start();
+    queues.push(queue);
+    return queue;
+  };
+  /** A queue whose `mail.send` workers note each job they run; nothing is mailed. */
+  const recordingQueue = async (database: Database, ran: string[]) => {
+    const queue = await startQueue(database);
+    await queue.work('mail.send', async (payload) => void ran.push(payload.sealed_message), 2);
+    return queue;
+  };
+
+  beforeAll(async () => {
+    opened = await openTestDatabase();
+    if (opened.url) second = await openDatabase({ kind: 'server', url: opened.url, poolSize: 3 });
+  });
+  afterAll(async () => {
+    for (const queue of queues) await queue.stop(5_000);
+    await second?.close();
+    await opened.database.close();
+    await opened.drop();
+  });
+  afterEach(async () => {
+    for (const queue of queues.splice(0)) await queue.stop(5_000);
+  });
+
+  it('runs a job enqueued in a transaction, and one enqueued alone, within seconds', async () => {
+    const ran: string[] = [];
+    const queue = await recordingQueue(opened.database, ran);
+    // The workers' first fetch finds nothing; from then on only a wake-up brings them back early.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await queue.transaction(async (_tx, jobs) => {
+      await jobs.enqueue('mail.send', { sealed_message: 'in a transaction' });
+    });
+    await waitFor(() => ran.includes('in a transaction'), 5_000);
+    await queue.enqueue('mail.send', { sealed_message: 'alone' });
+    await waitFor(() => ran.includes('alone'), 5_000);
+    // A job due later wakes nobody and is not run early.
+    await queue.enqueue('mail.send', { sealed_message: 'later' }, { startAfterSeconds: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(ran).toEqual(['in a transaction', 'alone']);
+  });
+
+  if (onServer) {
+    it('on a server, wakes the workers of another process on the same database', async () => {
+      const ran: string[] = [];
+      const enqueuer = await startQueue(opened.database); // no workers here
+      await recordingQueue(second!, ran);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await enqueuer.transaction(async (_tx, jobs) => {
+        await jobs.enqueue('mail.send', { sealed_message: 'for the other process' });
+      });
+      await waitFor(() => ran.includes('for the other process'), 5_000);
+      // Rolled back: no job, and no wake-up for one.
+      await expect(
+        enqueuer.transaction(async (_tx, jobs) => {
+          await jobs.enqueue('mail.send', { sealed_message: 'rolled back' });
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(ran).toEqual(['for the other process']);
+    });
+
+    it('on a server, lets both processes take the jobs one of them enqueues', async () => {
+      const here: string[] = [];
+      const there: string[] = [];
+      const enqueuer = await recordingQueue(opened.database, here);
+      await recordingQueue(second!, there);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (let i = 0; i < 40; i++) {
+        await enqueuer.transaction(async (_tx, jobs) => {
+          await jobs.enqueue('mail.send', { sealed_message: `job ${i}` });
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await waitFor(() => here.length + there.length === 40, 10_000);
+      // Each job once; the process that enqueued them did not keep them all (it used to, waking
+      // its own workers while the other's found jobs only at their poll, a minute apart here).
+      expect(new Set([...here, ...there]).size).toBe(40);
+      expect(here.length).toBeGreaterThan(0);
+      expect(there.length).toBeGreaterThan(0);
+    });
+  }
 });
 
 describe('stopping drains running jobs before the database closes', () => {

@@ -165,7 +165,11 @@ function waitForDelivery(
   });
 }
 
-/** Makes every webhook job waiting for a retry due now (back-off of minutes → no wait) and wakes the worker. */
+/**
+ * Makes every webhook job waiting for a retry due now (back-off of minutes → no wait) and wakes the
+ * worker; on a server database an update sends no notification, so there the next poll (half a
+ * second in tests) finds them.
+ */
 async function hurryRetries(platform: TestPlatform = t): Promise<void> {
   await platform.database.executeSql(
     "update pgboss.job set start_after = now() where name = 'webhook.deliver' and state = 'retry'",

@@ -1,7 +1,8 @@
 /**
  * The job queue: pg-boss on the platform's own database (both drivers), so a job enqueued inside a
- * service's transaction exists exactly when that transaction commits. Workers are woken right after
- * the commit instead of waiting for their next poll.
+ * service's transaction exists exactly when that transaction commits. Workers are woken once it has
+ * committed instead of waiting for their next poll: on a server database those of every process, by
+ * a notification (cluster-wake.ts), on the embedded one this process's own.
  */
 
 import { type SQL, sql } from 'drizzle-orm';
@@ -9,7 +10,9 @@ import PgBoss from 'pg-boss';
 import type { Database, Tx } from '../db/client.js';
 import { withoutValues } from '../db/errors.js';
 import { retryOnConflict } from '../db/retry.js';
+import { installJobWake, JOBS_CHANNEL } from './cluster-wake.js';
 import { type JobName, type JobPayloads, jobPolicies } from './jobs.js';
+import type { JobObserver } from './metrics.js';
 
 export interface JobLogger {
   error(details: object, message: string): void;
@@ -77,12 +80,18 @@ export class JobQueue {
   readonly #tracked = new Set<Promise<unknown>>();
   /** Which worker of each job `wake` notifies next. */
   readonly #wakeTurn = new Map<JobName, number>();
+  /** Workers are woken by the job table's notifications (server database), not after each commit. */
+  #wokenByNotifications = false;
   #started = false;
 
   constructor(
     private readonly database: Database,
     private readonly log: JobLogger,
-    private readonly options: { pollingIntervalSeconds: number } = { pollingIntervalSeconds: 2 },
+    private readonly options: {
+      pollingIntervalSeconds: number;
+      /** Told of each run that ended (queue/metrics.ts). */
+      observe?: JobObserver;
+    } = { pollingIntervalSeconds: 2 },
   ) {
     this.#boss = new PgBoss({
       db: {
@@ -122,11 +131,18 @@ export class JobQueue {
       if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, queue);
       else await this.#boss.createQueue(name, queue);
     }
+    if (this.database.kind === 'server') {
+      await installJobWake(this.database);
+      await this.database.listen(JOBS_CHANNEL, (name) => {
+        if (Object.hasOwn(jobPolicies, name)) this.#wakeOne(name as JobName);
+      });
+      this.#wokenByNotifications = true;
+    }
   }
 
   /**
    * Runs `body` in a database transaction; jobs it enqueues are committed (or rolled back) with it,
-   * and their workers in this process are woken once it has committed.
+   * and their workers are woken once it has committed.
    */
   async transaction<T>(body: (tx: Tx, jobs: JobEnqueuer) => Promise<T>): Promise<T> {
     const enqueued = new Set<JobName>();
@@ -192,11 +208,15 @@ export class JobQueue {
         },
         async (jobs) => {
           this.#running += 1;
+          const started = performance.now();
+          let outcome: 'completed' | 'failed' = 'failed';
           try {
             for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
+            outcome = 'completed';
           } catch (error) {
             throw storableFailure(error);
           } finally {
+            if (jobs.length > 0) this.options.observe?.(name, outcome, (performance.now() - started) / 1000);
             this.#running -= 1;
             // pg-boss waits a whole polling interval after every fetch, even one that found work;
             // a worker that found a job looks for the next one at once, so a backlog drains at
@@ -226,11 +246,21 @@ export class JobQueue {
   }
 
   /**
+   * For jobs written by a statement of the caller's own (job-rows.ts), once it has committed: wakes
+   * a worker of `name` now rather than at its next poll — on a server database every process's,
+   * through the job table's notification, which needs nothing more here; on the embedded one, one of
+   * this process's.
+   */
+  wake(name: JobName): void {
+    if (!this.#wokenByNotifications) this.#wakeOne(name);
+  }
+
+  /**
    * Makes one of this process's workers of `name` poll now rather than at its next interval (the
    * next call wakes the next worker): one new job needs one worker, and waking them all would cost
    * a fetch query each.
    */
-  wake(name: JobName): void {
+  #wakeOne(name: JobName): void {
     const ids = this.#workers.get(name) ?? [];
     if (ids.length === 0) return;
     const turn = (this.#wakeTurn.get(name) ?? 0) % ids.length;

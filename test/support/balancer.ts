@@ -55,7 +55,11 @@ function forward(
     { method: incoming.method, headers: { ...incoming.headers, 'content-length': String(body.length) } },
     (response) => {
       answered.set(backend, (answered.get(backend) ?? 0) + 1);
-      outgoing.writeHead(response.statusCode ?? 502, response.headers);
+      // The backend's connection headers describe its connection, not the client's: its
+      // `keep-alive: timeout=72` passed on made clients keep idle connections that this server closes
+      // after its own 5 s, and a request sent at that moment failed with "other side closed".
+      const { connection: _connection, 'keep-alive': _keepAlive, ...headers } = response.headers;
+      outgoing.writeHead(response.statusCode ?? 502, headers);
       response.pipe(outgoing);
     },
   );
