@@ -25,9 +25,11 @@ import type { Database } from '../db/client.js';
 
 export const JOBS_CHANNEL = 'switchboard_jobs';
 
-/** The trigger's and its function's name; a new version gets a new name (the old ones are dropped). */
+/**
+ * The trigger's and its function's name. A changed trigger must get a new name (and drop this one):
+ * a process finding a trigger of the name it knows does not look at its body.
+ */
 const TRIGGER = 'switchboard_job_wake_v1';
-const OLDER_TRIGGERS: string[] = [];
 /** Beside the migrations' 7_340_001 (db/migrate.ts). */
 const INSTALL_LOCK_ID = 7_340_002;
 
@@ -43,7 +45,6 @@ end
 $$;
 create trigger ${TRIGGER} after insert on pgboss.job
   for each row execute function pgboss.${TRIGGER}();
-${OLDER_TRIGGERS.map((name) => `drop trigger if exists ${name} on pgboss.job; drop function if exists pgboss.${name}();`).join('\n')}
 `;
 
 /** Creates the trigger unless pg-boss's job table has it already. Call after pg-boss has started. */
