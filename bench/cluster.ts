@@ -52,6 +52,8 @@ const RATE = 100;
 const IN_FLIGHT = 40;
 /** Messages and contacts sent through each round's servers before they are timed. */
 const WARM_UP = 500;
+/** How long the baseline's reads run. */
+const READ_SECONDS = 10;
 /** A campaign's own `concurrency_limit` is at most 100. */
 const MAX_CAMPAIGN_CONCURRENCY = 100;
 /** Where the contacts' numbers start: the warm-up's, then the timed campaign's (+1415 3000000…). */
@@ -61,6 +63,8 @@ const ACCOUNT = { account_sid: `AC${'c'.repeat(32)}`, auth_token: 'cluster-bench
 
 interface Round {
   processes: number;
+  /** The baseline: authenticated one-row reads a second. */
+  readsPerSecond: number;
   smsPerSecond: number;
   executionsPerSecond: number;
   /** CPU seconds each server process used, and the simulator's. */
@@ -106,6 +110,7 @@ export async function run(args: string[]): Promise<void> {
   table(
     rounds.map((round) => ({
       processes: round.processes,
+      'one-row reads/s (baseline)': round.readsPerSecond.toFixed(0),
       'SMS queued → at the carrier, msg/s': round.smsPerSecond.toFixed(0),
       'campaign executions/s': round.executionsPerSecond.toFixed(1),
       'server CPU s (each)': round.serverCpu.map((s) => s.toFixed(1)).join(' + '),
@@ -118,7 +123,7 @@ export async function run(args: string[]): Promise<void> {
   for (let pair = 0; pair < pairs; pair++) {
     const [one, two] = rounds.slice(pair * 2, pair * 2 + 2) as [Round, Round];
     console.log(
-      `cluster${pairs > 1 ? ` (pair ${pair + 1})` : ''}: two processes drain SMS ${(two.smsPerSecond / one.smsPerSecond).toFixed(2)}× and run the campaign ${(two.executionsPerSecond / one.executionsPerSecond).toFixed(2)}× one process`,
+      `cluster${pairs > 1 ? ` (pair ${pair + 1})` : ''}: two processes answer the one-row read ${(two.readsPerSecond / one.readsPerSecond).toFixed(2)}× (baseline), drain SMS ${(two.smsPerSecond / one.smsPerSecond).toFixed(2)}× and run the campaign ${(two.executionsPerSecond / one.executionsPerSecond).toFixed(2)}× one process`,
     );
   }
 }
@@ -185,6 +190,12 @@ async function runRound(
       while ((await sim.state()).messages < warmUp) await sleep(50);
     }
 
+    // The baseline: an authenticated one-row read, which shares nothing between the processes but
+    // the database — what a second process adds on this machine when the engines' own coordination
+    // costs nothing. Machines differ in that (cores that slow each other down, caches shared with
+    // PostgreSQL), so the engines' ratios are read beside this one.
+    const readsPerSecond = await readFor(api, token, `/api/v1/phone-numbers/${from.numberId}`, READ_SECONDS);
+
     // SMS: every message sent through the cluster, timed until the carrier has taken them all.
     const smsStarted = performance.now();
     const smsMachine = machineTicks();
@@ -237,6 +248,7 @@ async function runRound(
     const simState = await sim.state();
     return {
       processes,
+      readsPerSecond,
       smsPerSecond: messages / smsSeconds,
       executionsPerSecond: contacts / campaignSeconds,
       serverCpu: servers.map((server) => cpuSecondsOf(server.child.pid)),
@@ -309,6 +321,22 @@ async function runCampaigns(api: Api, token: string, ids: number[]): Promise<voi
       await sleep(100);
     }
   }
+}
+
+/** Authenticated GETs of `url`, 20 at a time for `seconds`: how many a second were answered. */
+async function readFor(api: Api, token: string, url: string, seconds: number): Promise<number> {
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  let answered = 0;
+  await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      while (performance.now() < until) {
+        await api('GET', url, token);
+        answered++;
+      }
+    }),
+  );
+  return answered / ((performance.now() - started) / 1000);
 }
 
 /** Sends `count` messages through the cluster, 20 at a time, round the numbers. */
@@ -385,21 +413,25 @@ async function signUp(api: Api, databaseUrl: string): Promise<string> {
     .access_token;
 }
 
-/** The carrier account, an assistant, and the numbers it sends from (each at RATE a second). */
-async function setUp(api: Api, token: string): Promise<string[] & { assistantId: number }> {
+/**
+ * The carrier account, an assistant, and the numbers it sends from (each at RATE a second); the
+ * first number's id is what the baseline reads.
+ */
+async function setUp(api: Api, token: string): Promise<string[] & { assistantId: number; numberId: number }> {
   await api('PUT', '/api/v1/organization', token, { carrier_a: ACCOUNT });
   const assistant = (await api('POST', '/api/v1/assistants', token, { name: 'Cluster bench' })) as {
     id: number;
   };
-  const numbers = Object.assign([] as string[], { assistantId: assistant.id });
+  const numbers = Object.assign([] as string[], { assistantId: assistant.id, numberId: 0 });
   for (let i = 0; i < NUMBERS; i++) {
     const phone = `+1415666${String(1000 + i).padStart(4, '0')}`;
-    await api('POST', '/api/v1/phone-numbers', token, {
+    const created = (await api('POST', '/api/v1/phone-numbers', token, {
       phone_number: phone,
       provider: 'carrier_a',
       assistant_id: assistant.id,
       sms_rate_per_second: RATE,
-    });
+    })) as { id: number };
+    if (i === 0) numbers.numberId = created.id;
     numbers.push(phone);
   }
   return numbers;
