@@ -114,7 +114,58 @@ describe('an enqueued job wakes the workers at once, not at their next poll', ()
     expect(ran).toEqual(['in a transaction', 'alone']);
   });
 
+  /** A queue whose `mail.send` workers (4) each take 300 ms a job and note the most running at once. */
+  const slowQueue = async (database: Database, ran: string[], most: { now: number; max: number }) => {
+    const queue = await startQueue(database);
+    await queue.work(
+      'mail.send',
+      async (payload) => {
+        most.now += 1;
+        most.max = Math.max(most.max, most.now);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        most.now -= 1;
+        ran.push(payload.sealed_message);
+      },
+      4,
+    );
+    return queue;
+  };
+
+  it('puts idle workers on a backlog, not only the one a commit woke', async () => {
+    const ran: string[] = [];
+    const most = { now: 0, max: 0 };
+    const queue = await slowQueue(opened.database, ran, most);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Twelve jobs in one transaction: one wake-up (one notification on a server), one worker woken.
+    await queue.transaction(async (_tx, jobs) => {
+      for (let i = 0; i < 12; i++) await jobs.enqueue('mail.send', { sealed_message: `job ${i}` });
+    });
+    await waitFor(() => ran.length === 12, 10_000);
+    expect(new Set(ran).size).toBe(12);
+    // The job the first worker took second had waited its first job's 300 ms: it woke another,
+    // and so on — with polls a minute apart, one worker alone would have run them one by one.
+    expect(most.max).toBeGreaterThan(1);
+  });
+
   if (onServer) {
+    it('on a server, lets another process join a backlog that one process began', async () => {
+      const here: string[] = [];
+      const there: string[] = [];
+      const mostHere = { now: 0, max: 0 };
+      const mostThere = { now: 0, max: 0 };
+      const enqueuer = await slowQueue(opened.database, here, mostHere);
+      await slowQueue(second!, there, mostThere);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await enqueuer.transaction(async (_tx, jobs) => {
+        for (let i = 0; i < 24; i++) await jobs.enqueue('mail.send', { sealed_message: `job ${i}` });
+      });
+      await waitFor(() => here.length + there.length === 24, 10_000);
+      expect(new Set([...here, ...there]).size).toBe(24);
+      // Each process had more than the one worker its notification woke on the backlog.
+      expect(mostHere.max).toBeGreaterThan(1);
+      expect(mostThere.max).toBeGreaterThan(1);
+    });
+
     it('on a server, wakes the workers of another process on the same database', async () => {
       const ran: string[] = [];
       const enqueuer = await startQueue(opened.database); // no workers here

@@ -69,16 +69,44 @@ function transactionDb(tx: Tx): PgBoss.Db {
   };
 }
 
+/** One pg-boss worker of this process (see `work`). */
+interface Worker {
+  id: string | undefined;
+  /** Running a job now. */
+  busy: boolean;
+}
+
+/**
+ * A job that was due this long before a worker took it shows that the queue is behind: a job is
+ * normally taken within milliseconds of its commit, each process's idle workers being woken then
+ * (cluster-wake.ts). One notification wakes one worker per process, though — a transaction that
+ * enqueues many jobs of a name notifies once — and a worker that found a job looks for the next one
+ * as soon as it ends; so without more, a process keeps as many workers on a backlog as it had when
+ * the backlog began, and a second process that joined late (or an idle one whose worker was woken
+ * once) leaves the backlog to the busy one. A worker that takes a job that waited longer than this
+ * wakes another idle worker of its process, which wakes the next if its job waited too, until the
+ * backlog is met or the workers are all busy. Longer than a busy process's usual delay (a throttled
+ * one can pause for most of 100 ms), so that a queue that keeps up does not fetch twice per job.
+ */
+const BEHIND_MS = 200;
+
+/** Whether the job waited longer than BEHIND_MS between being due and being taken. */
+function waitedLong(job: { startAfter?: Date | string; startedOn?: Date | string }): boolean {
+  if (job.startAfter === undefined || job.startedOn === undefined) return false;
+  return new Date(job.startedOn).getTime() - new Date(job.startAfter).getTime() > BEHIND_MS;
+}
+
 export class JobQueue {
   readonly #boss: PgBoss;
-  readonly #workers = new Map<JobName, string[]>();
+  /** This process's workers of each job: pg-boss's id for each, and whether it runs a job now. */
+  readonly #workers = new Map<JobName, Worker[]>();
   /** pg-boss's own queries still running; `stop` waits for them before the database may close. */
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Job handlers running in this process. */
   #running = 0;
   /** Work handlers started that goes on after they returned (see `track`). */
   readonly #tracked = new Set<Promise<unknown>>();
-  /** Which worker of each job `wake` notifies next. */
+  /** Where the search for an idle worker of each job starts next (so that they take turns). */
   readonly #wakeTurn = new Map<JobName, number>();
   /** Workers are woken by the job table's notifications (server database), not after each commit. */
   #wokenByNotifications = false;
@@ -196,10 +224,11 @@ export class JobQueue {
 
   /** Registers the handler of one job in this process. A thrown error fails the attempt (retried per policy). */
   async work<N extends JobName>(name: N, handler: JobHandler<N>, concurrency = 1): Promise<void> {
-    const ids: string[] = [];
+    const workers: Worker[] = [];
     for (let i = 0; i < concurrency; i++) {
-      let id: string | undefined;
-      id = await this.#boss.work<JobPayloads[N]>(
+      // pg-boss may hand this worker a job before `work` has returned its id.
+      const worker: Worker = { id: undefined, busy: false };
+      worker.id = await this.#boss.work<JobPayloads[N]>(
         name,
         {
           pollingIntervalSeconds: this.options.pollingIntervalSeconds,
@@ -208,8 +237,11 @@ export class JobQueue {
         },
         async (jobs) => {
           this.#running += 1;
+          worker.busy = true;
           const started = performance.now();
           let outcome: 'completed' | 'failed' = 'failed';
+          // A job that waited is a sign of more waiting: an idle worker looks too (see BEHIND_MS).
+          if (jobs.some(waitedLong)) this.#wakeOne(name);
           try {
             for (const job of jobs) await handler(job.data, { id: job.id, retryCount: job.retryCount });
             outcome = 'completed';
@@ -218,16 +250,17 @@ export class JobQueue {
           } finally {
             if (jobs.length > 0) this.options.observe?.(name, outcome, (performance.now() - started) / 1000);
             this.#running -= 1;
+            worker.busy = false;
             // pg-boss waits a whole polling interval after every fetch, even one that found work;
             // a worker that found a job looks for the next one at once, so a backlog drains at
             // the speed of its handlers rather than one job per interval.
-            if (jobs.length > 0 && id !== undefined && this.#started) this.#boss.notifyWorker(id);
+            if (jobs.length > 0 && worker.id !== undefined && this.#started) this.#boss.notifyWorker(worker.id);
           }
         },
       );
-      ids.push(id);
+      workers.push(worker);
     }
-    this.#workers.set(name, [...(this.#workers.get(name) ?? []), ...ids]);
+    this.#workers.set(name, [...(this.#workers.get(name) ?? []), ...workers]);
   }
 
   /**
@@ -256,16 +289,22 @@ export class JobQueue {
   }
 
   /**
-   * Makes one of this process's workers of `name` poll now rather than at its next interval (the
-   * next call wakes the next worker): one new job needs one worker, and waking them all would cost
-   * a fetch query each.
+   * Makes one of this process's idle workers of `name` poll now rather than at its next interval
+   * (they take turns): one new job needs one worker, and waking them all would cost a fetch query
+   * each. A busy worker is not woken: it looks for the next job as soon as its own has ended — so
+   * when every worker is busy, none is.
    */
   #wakeOne(name: JobName): void {
-    const ids = this.#workers.get(name) ?? [];
-    if (ids.length === 0) return;
-    const turn = (this.#wakeTurn.get(name) ?? 0) % ids.length;
-    this.#wakeTurn.set(name, turn + 1);
-    this.#boss.notifyWorker(ids[turn]!);
+    const workers = this.#workers.get(name) ?? [];
+    const start = this.#wakeTurn.get(name) ?? 0;
+    for (let k = 0; k < workers.length; k++) {
+      const turn = (start + k) % workers.length;
+      const worker = workers[turn]!;
+      if (worker.busy || worker.id === undefined) continue;
+      this.#wakeTurn.set(name, turn + 1);
+      this.#boss.notifyWorker(worker.id);
+      return;
+    }
   }
 
   /** Counts of jobs per state, for health checks and tests. */
