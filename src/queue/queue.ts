@@ -2,7 +2,9 @@
  * The job queue: pg-boss on the platform's own database (both drivers), so a job enqueued inside a
  * service's transaction exists exactly when that transaction commits. Workers are woken once it has
  * committed instead of waiting for their next poll: on a server database those of every process, by
- * a notification (cluster-wake.ts), on the embedded one this process's own.
+ * a notification (cluster-wake.ts), on the embedded one this process's own. A worker that finds a job
+ * that waited wakes an idle one beside it (BEHIND_MS), so that a backlog gets every process's idle
+ * workers.
  */
 
 import { type SQL, sql } from 'drizzle-orm';
@@ -254,7 +256,8 @@ export class JobQueue {
             // pg-boss waits a whole polling interval after every fetch, even one that found work;
             // a worker that found a job looks for the next one at once, so a backlog drains at
             // the speed of its handlers rather than one job per interval.
-            if (jobs.length > 0 && worker.id !== undefined && this.#started) this.#boss.notifyWorker(worker.id);
+            if (jobs.length > 0 && worker.id !== undefined && this.#started)
+              this.#boss.notifyWorker(worker.id);
           }
         },
       );
