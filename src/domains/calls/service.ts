@@ -370,6 +370,12 @@ export class CallService {
       if (change.kind === 'agent') return store.updateCall(tx, tenant, callId, change.changes);
       const updated = await store.updateCallWithEvent(tx, tenant, callId, change.changes, change.event);
       if (updated) await this.#emit(tx, jobs, tenant, updated, change.event.type, webhookUrl);
+      if (updated && change.final) await this.#finished(tx, jobs, tenant, updated);
+      // The charge last: the wallet is the organization's one row, which every call and message
+      // that ends updates, so it is held only from here to the commit — not while the call's
+      // analytics roll up and its campaign attempt settles (with two processes, settlements queued
+      // on it: docs/performance.md) — and after the campaign's rows, the order in which the SMS
+      // path takes them too (sms/hand-over.ts).
       if (change.cost && change.cost > 0) {
         await this.deps.billing.apply(
           {
@@ -382,7 +388,6 @@ export class CallService {
           tx,
         );
       }
-      if (updated && change.final) await this.#finished(tx, jobs, tenant, updated);
       return updated;
     };
     return this.deps.queue.transaction(work);
