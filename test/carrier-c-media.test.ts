@@ -291,11 +291,14 @@ describe('the media route', () => {
     await new Promise((resolve) => setTimeout(resolve, 800));
     const marks = () => attached.events.flatMap((event) => (event.type === 'mark' ? [event.name] : []));
     const echoed = marks();
-    // What played before the clear came back in order; the rest was dropped with the audio.
+    // What played before the clear came back in order; the rest was dropped with the audio — each
+    // mark one or the other, whenever the clear arrived (a loaded machine delays it a little).
     expect(echoed.length).toBeGreaterThanOrEqual(1);
-    expect(echoed.length).toBeLessThanOrEqual(5);
     expect(echoed).toEqual(echoed.map((_, i) => `a${i + 1}`));
-    expect(phone.clears[0]!.marks.length).toBeGreaterThanOrEqual(14);
+    expect(phone.clears[0]!.marks.length).toBeGreaterThanOrEqual(10);
+    expect(phone.clears[0]!.marks).toEqual(
+      Array.from({ length: 20 - echoed.length }, (_, i) => `a${echoed.length + i + 1}`),
+    );
     expect(phone.marks.filter((mark) => mark.cleared && mark.echoedAtMs !== undefined)).toEqual([]);
 
     send.media(tone(200));
