@@ -42,7 +42,7 @@ import {
 import { adminQuery } from '../test/support/template.js';
 import { startCarrierA } from './fixtures/carrier-a-process.js';
 import { type CpuQuota, limitCpu } from './fixtures/cpu-quota.js';
-import { table } from './support.js';
+import { table, timed } from './support.js';
 
 const SECRET = 'benchmark-secret-key-0123456789abcdefghijklmnop';
 /** Ten numbers of 100 messages a second: a ceiling (1,000/s) above what one process drains. */
@@ -323,7 +323,10 @@ async function runCampaigns(api: Api, token: string, ids: number[]): Promise<voi
   }
 }
 
-/** Authenticated GETs of `url`, 20 at a time for `seconds`: how many a second were answered. */
+/**
+ * Authenticated GETs of `url`, 20 at a time for `seconds` (a time, not a count: support.ts `timed`
+ * runs a count): how many a second were answered.
+ */
 async function readFor(api: Api, token: string, url: string, seconds: number): Promise<number> {
   const started = performance.now();
   const until = started + seconds * 1000;
@@ -341,17 +344,11 @@ async function readFor(api: Api, token: string, url: string, seconds: number): P
 
 /** Sends `count` messages through the cluster, 20 at a time, round the numbers. */
 async function sendSms(api: Api, token: string, from: string[], count: number): Promise<void> {
-  let queued = 0;
-  await Promise.all(
-    Array.from({ length: 20 }, async () => {
-      while (queued < count) {
-        const i = queued++;
-        await api('POST', '/sms/send', token, {
-          from_phone_number: from[i % NUMBERS],
-          to_phone_number: '+14155550199',
-          message: `cluster ${i}`,
-        });
-      }
+  await timed(count, 20, (i) =>
+    api('POST', '/sms/send', token, {
+      from_phone_number: from[i % NUMBERS],
+      to_phone_number: '+14155550199',
+      message: `cluster ${i}`,
     }),
   );
 }

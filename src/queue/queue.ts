@@ -104,8 +104,6 @@ export class JobQueue {
   readonly #workers = new Map<JobName, Worker[]>();
   /** pg-boss's own queries still running; `stop` waits for them before the database may close. */
   readonly #inFlight = new Set<Promise<unknown>>();
-  /** Job handlers running in this process. */
-  #running = 0;
   /** Work handlers started that goes on after they returned (see `track`). */
   readonly #tracked = new Set<Promise<unknown>>();
   /** Where the search for an idle worker of each job starts next (so that they take turns). */
@@ -226,10 +224,10 @@ export class JobQueue {
 
   /** Registers the handler of one job in this process. A thrown error fails the attempt (retried per policy). */
   async work<N extends JobName>(name: N, handler: JobHandler<N>, concurrency = 1): Promise<void> {
-    const workers: Worker[] = [];
     for (let i = 0; i < concurrency; i++) {
-      // pg-boss may hand this worker a job before `work` has returned its id.
+      // Listed before pg-boss starts it, which may hand it a job before `work` has returned its id.
       const worker: Worker = { id: undefined, busy: false };
+      this.#workers.set(name, [...(this.#workers.get(name) ?? []), worker]);
       worker.id = await this.#boss.work<JobPayloads[N]>(
         name,
         {
@@ -238,7 +236,6 @@ export class JobQueue {
           includeMetadata: true,
         },
         async (jobs) => {
-          this.#running += 1;
           worker.busy = true;
           const started = performance.now();
           let outcome: 'completed' | 'failed' = 'failed';
@@ -251,7 +248,6 @@ export class JobQueue {
             throw storableFailure(error);
           } finally {
             if (jobs.length > 0) this.options.observe?.(name, outcome, (performance.now() - started) / 1000);
-            this.#running -= 1;
             worker.busy = false;
             // pg-boss waits a whole polling interval after every fetch, even one that found work;
             // a worker that found a job looks for the next one at once, so a backlog drains at
@@ -261,9 +257,13 @@ export class JobQueue {
           }
         },
       );
-      workers.push(worker);
     }
-    this.#workers.set(name, [...(this.#workers.get(name) ?? []), ...workers]);
+  }
+
+  /** Whether any worker of this process runs a job now. */
+  #anyBusy(): boolean {
+    for (const workers of this.#workers.values()) if (workers.some((worker) => worker.busy)) return true;
+    return false;
   }
 
   /**
@@ -343,9 +343,9 @@ export class JobQueue {
     while (Date.now() < deadline) {
       if (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
       await new Promise((resolve) => setImmediate(resolve));
-      if (this.#inFlight.size === 0 && this.#running === 0 && this.#tracked.size === 0) return;
-      if (this.#running > 0 || this.#tracked.size > 0)
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      const busy = this.#anyBusy();
+      if (this.#inFlight.size === 0 && !busy && this.#tracked.size === 0) return;
+      if (busy || this.#tracked.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 }
